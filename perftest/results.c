@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Result math from nanosecond measurements; see results.h for the rules. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results.h"
+
+/* ----------------------------------------------------------- bandwidth -- */
+
+int pt_bw_min_interval_ns(const uint64_t *tposted, const uint64_t *tcompleted,
+			  uint64_t n, unsigned post_list, unsigned cq_mod,
+			  double *min_ns)
+{
+	double best = INFINITY;
+
+	if (!tposted || !tcompleted || !min_ns || !post_list || !cq_mod)
+		return -EINVAL;
+	if (n == 0)
+		return -EDOM;
+	for (uint64_t i = 0; i < n; i += post_list) {
+		/* First signaled completion at or after WR i. */
+		uint64_t j = (i / cq_mod + 1) * (uint64_t)cq_mod - 1;
+
+		for (;; j += cq_mod) {
+			if (j >= n - 1)
+				j = n - 1; /* the last WR is always signaled */
+			/* A window that does not move forward in time is bogus
+			 * data (or a broken clock), never an infinite peak. */
+			if (tcompleted[j] > tposted[i]) {
+				double d = (double)(tcompleted[j] - tposted[i]) /
+					   (double)(j - i + 1);
+				if (d < best)
+					best = d;
+			}
+			if (j == n - 1)
+				break;
+		}
+	}
+	if (isinf(best))
+		return -EDOM;
+	*min_ns = best;
+	return 0;
+}
+
+int pt_bw_compute(const struct pt_bw_input *in, struct pt_bw_result *out)
+{
+	double unit, secs;
+
+	if (!in || !out || ((in->tposted == NULL) != (in->tcompleted == NULL)))
+		return -EINVAL;
+	if (in->elapsed_ns == 0)
+		return -EDOM;
+	unit = in->gbits ? PT_GBIT_BYTES : PT_MIB;
+	secs = (double)in->elapsed_ns / 1e9;
+
+	memset(out, 0, sizeof(*out));
+	out->size = in->size;
+	out->iters = in->iters;
+	out->gbits = in->gbits;
+	out->bw_avg = (double)in->size * (double)in->msgs / secs / unit;
+	out->msg_rate = (double)in->msgs / secs / 1e6;
+	if (in->tposted && in->msgs > 0) {
+		double min_ns;
+		int rc = pt_bw_min_interval_ns(in->tposted, in->tcompleted,
+					       in->msgs, in->post_list,
+					       in->cq_mod, &min_ns);
+		if (rc)
+			return rc;
+		out->bw_peak = (double)in->size * 1e9 / min_ns / unit;
+	}
+	return 0;
+}
+
+int pt_bw_sum(const struct pt_bw_result *local,
+	      const struct pt_bw_result *remote, struct pt_bw_result *out)
+{
+	struct pt_bw_result r;
+
+	if (!local || !remote || !out || local->gbits != remote->gbits)
+		return -EINVAL;
+	r = *local;
+	r.bw_peak += remote->bw_peak;
+	r.bw_avg += remote->bw_avg;
+	r.msg_rate += remote->msg_rate;
+	*out = r;
+	return 0;
+}
+
+/* ------------------------------------------------------------- latency -- */
+
+uint64_t pt_percentile_rank(uint64_t n, uint32_t ppm)
+{
+	uint64_t rank;
+
+	if (ppm > 1000000u)
+		ppm = 1000000u;
+	/* ceil(ppm * n / 1e6) without floating point; split to avoid
+	 * overflow for any n: n = q*1e6 + r. */
+	rank = (n / 1000000u) * ppm +
+	       ((n % 1000000u) * ppm + 999999u) / 1000000u;
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return rank;
+}
+
+uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm)
+{
+	if (!sorted || n == 0)
+		return 0;
+	return sorted[pt_percentile_rank(n, ppm) - 1];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
+			 struct pt_lat_stats *out)
+{
+	long double sum = 0, sq = 0;
+	double mean;
+	size_t k;
+
+	if (!samples || !out)
+		return -EINVAL;
+	if (n == 0)
+		return -EDOM;
+	if (tail_drop >= n)
+		return -EINVAL;
+	qsort(samples, n, sizeof(*samples), cmp_u64);
+	k = n - tail_drop;
+
+	memset(out, 0, sizeof(*out));
+	out->count = k;
+	out->min = samples[0];
+	out->max = samples[k - 1];
+	out->max_all = samples[n - 1];
+	if (k % 2)
+		out->median = (double)samples[k / 2];
+	else /* written so the sum of two huge values cannot overflow */
+		out->median = (double)samples[k / 2 - 1] +
+			      ((double)samples[k / 2] -
+			       (double)samples[k / 2 - 1]) / 2.0;
+	for (size_t i = 0; i < k; i++)
+		sum += samples[i];
+	mean = (double)(sum / k);
+	/* Two passes: exact deviations, no catastrophic cancellation. */
+	for (size_t i = 0; i < k; i++) {
+		long double d = (long double)samples[i] - mean;
+		sq += d * d;
+	}
+	out->avg = mean;
+	out->stdev = sqrt((double)(sq / k));
+	out->p50 = pt_percentile_sorted(samples, k, PT_P50);
+	out->p90 = pt_percentile_sorted(samples, k, PT_P90);
+	out->p99 = pt_percentile_sorted(samples, k, PT_P99);
+	out->p99_9 = pt_percentile_sorted(samples, k, PT_P99_9);
+	out->p99_99 = pt_percentile_sorted(samples, k, PT_P99_99);
+	out->p99_999 = pt_percentile_sorted(samples, k, PT_P99_999);
+	return 0;
+}
+
+int pt_lat_result_from_stats(const struct pt_lat_stats *st, uint64_t size,
+			     uint64_t iters, unsigned rtt_factor,
+			     struct pt_lat_result *out)
+{
+	double div;
+
+	if (!st || !out || rtt_factor == 0)
+		return -EINVAL;
+	if (st->count == 0)
+		return -EDOM;
+	div = 1000.0 * rtt_factor;
+	memset(out, 0, sizeof(*out));
+	out->size = size;
+	out->iters = iters;
+	out->t_min = (double)st->min / div;
+	out->t_max = (double)st->max / div;
+	out->t_typical = st->median / div;
+	out->t_avg = st->avg / div;
+	out->t_stdev = st->stdev / div;
+	out->p50 = (double)st->p50 / div;
+	out->p90 = (double)st->p90 / div;
+	out->p99 = (double)st->p99 / div;
+	out->p99_9 = (double)st->p99_9 / div;
+	out->p99_99 = (double)st->p99_99 / div;
+	out->p99_999 = (double)st->p99_999 / div;
+	out->max_all = (double)st->max_all / div;
+	return 0;
+}
+
+int pt_lat_duration_compute(uint64_t size, uint64_t iters, uint64_t elapsed_ns,
+			    unsigned rtt_factor, struct pt_lat_dur_result *out)
+{
+	if (!out || rtt_factor == 0)
+		return -EINVAL;
+	if (elapsed_ns == 0 || iters == 0)
+		return -EDOM;
+	out->size = size;
+	out->iters = iters;
+	out->t_avg = (double)elapsed_ns / 1000.0 / rtt_factor / (double)iters;
+	out->tps = (double)iters / ((double)elapsed_ns / 1e9);
+	return 0;
+}
+
+/* ----------------------------------------------------------- histogram -- */
+
+#define HIST_SUB_BITS 7u
+#define HIST_SUB (1u << HIST_SUB_BITS)  /* 128 exact buckets */
+#define HIST_HALF (HIST_SUB / 2u)       /* 64 buckets per power of two */
+#define HIST_NBUCKETS (HIST_SUB + (64u - HIST_SUB_BITS) * HIST_HALF)
+
+struct pt_hist {
+	uint64_t total, min, max;
+	double mean, m2; /* Welford running mean and sum of squared deviations */
+	uint64_t counts[HIST_NBUCKETS];
+};
+
+static unsigned hist_index(uint64_t v)
+{
+	unsigned msb, e;
+
+	if (v < HIST_SUB)
+		return (unsigned)v;
+	msb = 63u - (unsigned)__builtin_clzll(v);
+	e = msb - (HIST_SUB_BITS - 1u); /* >= 1; leaves v >> e in [64, 128) */
+	return HIST_SUB + (e - 1u) * HIST_HALF +
+	       (unsigned)((v >> e) - HIST_HALF);
+}
+
+static uint64_t hist_value(unsigned idx)
+{
+	unsigned j, e;
+	uint64_t m;
+
+	if (idx < HIST_SUB)
+		return idx;
+	j = idx - HIST_SUB;
+	e = j / HIST_HALF + 1u;
+	m = HIST_HALF + j % HIST_HALF;
+	return (m << e) + (1ull << (e - 1u)); /* bucket midpoint */
+}
+
+struct pt_hist *pt_hist_new(void)
+{
+	struct pt_hist *h = malloc(sizeof(*h));
+
+	if (h)
+		pt_hist_reset(h);
+	return h;
+}
+
+void pt_hist_free(struct pt_hist *h)
+{
+	free(h);
+}
+
+void pt_hist_reset(struct pt_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+void pt_hist_record(struct pt_hist *h, uint64_t ns)
+{
+	double d;
+
+	h->counts[hist_index(ns)]++;
+	h->total++;
+	if (ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	d = (double)ns - h->mean;
+	h->mean += d / (double)h->total;
+	h->m2 += d * ((double)ns - h->mean);
+}
+
+void pt_hist_merge(struct pt_hist *dst, const struct pt_hist *src)
+{
+	double n1 = (double)dst->total, n2 = (double)src->total, d;
+
+	if (src->total == 0)
+		return;
+	for (unsigned i = 0; i < HIST_NBUCKETS; i++)
+		dst->counts[i] += src->counts[i];
+	/* Chan et al. pairwise update of mean and M2. */
+	d = src->mean - dst->mean;
+	dst->mean += d * n2 / (n1 + n2);
+	dst->m2 += src->m2 + d * d * n1 * n2 / (n1 + n2);
+	dst->total += src->total;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+}
+
+uint64_t pt_hist_count(const struct pt_hist *h)
+{
+	return h->total;
+}
+
+uint64_t pt_hist_quantize(uint64_t v)
+{
+	return hist_value(hist_index(v));
+}
+
+double pt_hist_max_rel_error(void)
+{
+	/* Half a bucket over the smallest value of the narrowest-relative
+	 * bucket: 2^(e-1) / (64 * 2^e). */
+	return 1.0 / (2.0 * HIST_HALF);
+}
+
+/* Value of the sample with 1-based rank r, clamped to the exact min/max:
+ * the true value shares the bucket, so clamping only gets closer. */
+static uint64_t hist_value_at_rank(const struct pt_hist *h, uint64_t r)
+{
+	uint64_t cum = 0, v = h->max;
+
+	for (unsigned i = 0; i < HIST_NBUCKETS; i++) {
+		cum += h->counts[i];
+		if (cum >= r) {
+			v = hist_value(i);
+			break;
+		}
+	}
+	if (v < h->min)
+		v = h->min;
+	if (v > h->max)
+		v = h->max;
+	return v;
+}
+
+uint64_t pt_hist_percentile(const struct pt_hist *h, uint32_t ppm)
+{
+	if (h->total == 0)
+		return 0;
+	return hist_value_at_rank(h, pt_percentile_rank(h->total, ppm));
+}
+
+int pt_hist_stats(const struct pt_hist *h, struct pt_lat_stats *out)
+{
+	uint64_t n;
+
+	if (!h || !out)
+		return -EINVAL;
+	n = h->total;
+	if (n == 0)
+		return -EDOM;
+	memset(out, 0, sizeof(*out));
+	out->count = n;
+	out->min = h->min;
+	out->max = h->max;
+	out->max_all = h->max;
+	if (n % 2)
+		out->median = (double)hist_value_at_rank(h, n / 2 + 1);
+	else
+		out->median = ((double)hist_value_at_rank(h, n / 2) +
+			       (double)hist_value_at_rank(h, n / 2 + 1)) / 2.0;
+	out->avg = h->mean;
+	out->stdev = sqrt(h->m2 > 0 ? h->m2 / (double)n : 0.0);
+	out->p50 = pt_hist_percentile(h, PT_P50);
+	out->p90 = pt_hist_percentile(h, PT_P90);
+	out->p99 = pt_hist_percentile(h, PT_P99);
+	out->p99_9 = pt_hist_percentile(h, PT_P99_9);
+	out->p99_99 = pt_hist_percentile(h, PT_P99_99);
+	out->p99_999 = pt_hist_percentile(h, PT_P99_999);
+	return 0;
+}
+
+const char *pt_results_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -EDOM:
+		return "cannot compute a result: elapsed time or sample count is zero";
+	case -EINVAL:
+		return "invalid arguments for result computation";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "unknown result error";
+	}
+}

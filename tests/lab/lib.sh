@@ -1,0 +1,61 @@
+# tests/lab/lib.sh: helpers sourced by the lab tests. A test exits 0 (pass),
+# 77 (skip) or anything else (fail), and says why on stderr.
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LAB=$top/ci/lab
+BUILD=${PT_BUILD:-$top/build}          # where ci/test built our tools
+GIDX=${LABTEST_GID_INDEX:-1}           # rxe on 6.1: index 1 is the IPv4-mapped RoCE v2 GID
+UPSTREAM=${LABTEST_UPSTREAM:-/usr/bin} # Debian's perftest 6.06
+T=$(mktemp -d /tmp/labtest.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+note() { echo "  $*" >&2; }
+
+lab_nodes() { cat "${PTLAB_DIR:-/var/tmp/ptlab}/nodes" 2>/dev/null || echo 0; }
+
+# lab_require N: make sure exactly N nodes are up.
+lab_require() {
+	if [[ $(lab_nodes) != "$1" ]] || ! "$LAB" status 2>/dev/null | grep -q running; then
+		"$LAB" down >/dev/null 2>&1
+		"$LAB" up --nodes "$1" || fail "the lab did not come up with $1 nodes"
+	fi
+}
+
+# wait_listen NODE PORT: until something listens on TCP PORT on NODE (bounded).
+wait_listen() {
+	local i
+	for i in $(seq 40); do
+		"$LAB" exec "$1" --timeout 20 -- ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN && return 0
+		sleep 0.5
+	done
+	fail "nothing listens on port $2 on node $1"
+}
+
+# run_pair NAME SNODE CNODE PORT "SERVER CMD" "CLIENT CMD": run a server and a
+# client; outputs in $T/NAME.srv / $T/NAME.cli, exit codes in SRV_RC / CLI_RC.
+# The client gets the server's address appended.
+run_pair() {
+	local name=$1 sn=$2 cn=$3 port=$4 scmd=$5 ccmd=$6 spid
+	"$LAB" exec "$sn" --timeout 300 -- $scmd -p "$port" > "$T/$name.srv" 2>&1 &
+	spid=$!
+	wait_listen "$sn" "$port"
+	"$LAB" exec "$cn" --timeout 300 -- $ccmd -p "$port" "$("$LAB" addr "$sn")" > "$T/$name.cli" 2>&1
+	CLI_RC=$?
+	wait $spid
+	SRV_RC=$?
+}
+
+show() { sed 's/^/    | /' "$1" >&2; }
+
+# result_rows FILE: "bytes iterations bw_peak bw_avg msgrate" per result row.
+result_rows() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { print $1, $2, $3, $4, $5 }' "$1"; }
+
+# expect_rows NAME FILE SIZE ITERS [ROLE]: exactly one row with that size and
+# iteration count, and an average BW > 0.
+expect_row() {
+	local rows; rows=$(result_rows "$2")
+	[[ -n $rows ]] || { show "$2"; fail "$1: no result row"; }
+	echo "$rows" | awk -v s="$3" -v n="$4" '$1 == s && $2 == n && $4 > 0 { ok = 1 } END { exit !ok }' ||
+		{ show "$2"; fail "$1: no row with size $3, $4 iterations and BW > 0 (rows: $rows)"; }
+}
