@@ -156,14 +156,14 @@ int pt_json_add_bw(struct pt_json *j, const struct pt_bw_result *r)
 	json_t *o;
 	int err = 0;
 
-	if (!j || !r || j->mode == PT_OUTPUT_LATENCY)
+	if (!j || !r || j->mode == PT_REPORT_LATENCY)
 		return -EINVAL;
 	o = row_head(r->size, &err);
 	if (!o)
 		return -ENOMEM;
-	if (j->mode == PT_OUTPUT_BANDWIDTH) {
+	if (j->mode == PT_REPORT_BANDWIDTH) {
 		err |= set_real(o, "bw_avg", r->bw_avg);
-	} else if (j->mode == PT_OUTPUT_MSG_RATE) {
+	} else if (j->mode == PT_REPORT_MSG_RATE) {
 		err |= set_real(o, "msgRate_avg", r->msg_rate);
 	} else {
 		err |= set_int(o, "n_iterations", (long long)r->iters);
@@ -182,13 +182,13 @@ int pt_json_add_lat(struct pt_json *j, const struct pt_lat_result *r)
 	json_t *o;
 	int err = 0;
 
-	if (!j || !r || (j->mode != PT_OUTPUT_FULL &&
-			 j->mode != PT_OUTPUT_LATENCY))
+	if (!j || !r || (j->mode != PT_REPORT_FULL &&
+			 j->mode != PT_REPORT_LATENCY))
 		return -EINVAL;
 	o = row_head(r->size, &err);
 	if (!o)
 		return -ENOMEM;
-	if (j->mode == PT_OUTPUT_LATENCY)
+	if (j->mode == PT_REPORT_LATENCY)
 		return add_row(j, o, err | set_real(o, "avg_lat", r->t_avg));
 	err |= set_int(o, "n_iterations", (long long)r->iters);
 	err |= set_real(o, "t_min", r->t_min);
@@ -213,13 +213,13 @@ int pt_json_add_lat_dur(struct pt_json *j, const struct pt_lat_dur_result *r)
 	json_t *o;
 	int err = 0;
 
-	if (!j || !r || (j->mode != PT_OUTPUT_FULL &&
-			 j->mode != PT_OUTPUT_LATENCY))
+	if (!j || !r || (j->mode != PT_REPORT_FULL &&
+			 j->mode != PT_REPORT_LATENCY))
 		return -EINVAL;
 	o = row_head(r->size, &err);
 	if (!o)
 		return -ENOMEM;
-	if (j->mode == PT_OUTPUT_LATENCY)
+	if (j->mode == PT_REPORT_LATENCY)
 		return add_row(j, o, err | set_real(o, "t_avg", r->t_avg));
 	err |= set_int(o, "n_iterations", (long long)r->iters);
 	err |= set_real(o, "t_avg", r->t_avg);

@@ -194,9 +194,9 @@ int pt_report_bw_number(FILE *f, enum pt_output_mode m,
 {
 	if (!f || !r)
 		return -EINVAL;
-	if (m == PT_OUTPUT_BANDWIDTH)
+	if (m == PT_REPORT_BANDWIDTH)
 		fprintf(f, "%lf\n", r->bw_avg);
-	else if (m == PT_OUTPUT_MSG_RATE)
+	else if (m == PT_REPORT_MSG_RATE)
 		fprintf(f, "%lf\n", r->msg_rate);
 	else
 		return -EINVAL;
@@ -206,7 +206,7 @@ int pt_report_bw_number(FILE *f, enum pt_output_mode m,
 int pt_report_lat_number(FILE *f, enum pt_output_mode m,
 			 const struct pt_lat_result *r)
 {
-	if (!f || !r || m != PT_OUTPUT_LATENCY)
+	if (!f || !r || m != PT_REPORT_LATENCY)
 		return -EINVAL;
 	fprintf(f, "%lf\n", r->t_avg);
 	return done(f);
@@ -215,7 +215,7 @@ int pt_report_lat_number(FILE *f, enum pt_output_mode m,
 int pt_report_lat_dur_number(FILE *f, enum pt_output_mode m,
 			     const struct pt_lat_dur_result *r)
 {
-	if (!f || !r || m != PT_OUTPUT_LATENCY)
+	if (!f || !r || m != PT_REPORT_LATENCY)
 		return -EINVAL;
 	fprintf(f, "%lf\n", r->t_avg);
 	return done(f);

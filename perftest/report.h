@@ -20,10 +20,10 @@
 
 /* --output=...: FULL prints tables, the others one bare number. */
 enum pt_output_mode {
-	PT_OUTPUT_FULL = 0,
-	PT_OUTPUT_BANDWIDTH,
-	PT_OUTPUT_MSG_RATE,
-	PT_OUTPUT_LATENCY,
+	PT_REPORT_FULL = 0,
+	PT_REPORT_BANDWIDTH,
+	PT_REPORT_MSG_RATE,
+	PT_REPORT_LATENCY,
 };
 
 /* Everything the header block prints. Optional lines are skipped when the

@@ -76,7 +76,7 @@ static void test_bw_single(void **state)
 	struct pt_test_info in = info("Send BW Test");
 	struct pt_bw_result r = { .size = 65536, .iters = 1000, .bw_peak = 0,
 				  .bw_avg = 62.5, .msg_rate = 0.001 };
-	struct pt_json *j = pt_json_begin(&in, PT_OUTPUT_FULL);
+	struct pt_json *j = pt_json_begin(&in, PT_REPORT_FULL);
 	json_t *doc, *ti, *res, *all;
 	char *text;
 
@@ -136,7 +136,7 @@ static void test_bw_sweep_keeps_all(void **state)
 {
 	(void)state;
 	struct pt_test_info in = info("RDMA_Write BW Test");
-	struct pt_json *j = pt_json_begin(&in, PT_OUTPUT_FULL);
+	struct pt_json *j = pt_json_begin(&in, PT_REPORT_FULL);
 	json_t *doc, *all;
 
 	assert_non_null(j);
@@ -194,7 +194,7 @@ static void test_lat_rows(void **state)
 	in.post_list = 2;
 	in.recv_post_list = 4;
 	in.cq_mod = -1;
-	j = pt_json_begin(&in, PT_OUTPUT_FULL);
+	j = pt_json_begin(&in, PT_REPORT_FULL);
 	assert_non_null(j);
 	assert_int_equal(pt_json_add_lat(j, &r), 0);
 	doc = parse(j);
@@ -242,7 +242,7 @@ static void test_output_modes(void **state)
 	struct pt_json *j;
 	json_t *doc, *res;
 
-	j = pt_json_begin(&in, PT_OUTPUT_BANDWIDTH);
+	j = pt_json_begin(&in, PT_REPORT_BANDWIDTH);
 	assert_int_equal(pt_json_add_bw(j, &b), 0);
 	assert_int_equal(pt_json_add_lat(j, &l), -EINVAL);
 	doc = parse(j);
@@ -252,14 +252,14 @@ static void test_output_modes(void **state)
 	json_decref(doc);
 	pt_json_free(j);
 
-	j = pt_json_begin(&in, PT_OUTPUT_MSG_RATE);
+	j = pt_json_begin(&in, PT_REPORT_MSG_RATE);
 	assert_int_equal(pt_json_add_bw(j, &b), 0);
 	doc = parse(j);
 	assert_true(get_real(json_object_get(doc, "results"), "msgRate_avg") == 0.25);
 	json_decref(doc);
 	pt_json_free(j);
 
-	j = pt_json_begin(&in, PT_OUTPUT_LATENCY);
+	j = pt_json_begin(&in, PT_REPORT_LATENCY);
 	assert_int_equal(pt_json_add_bw(j, &b), -EINVAL);
 	assert_int_equal(pt_json_add_lat(j, &l), 0);
 	assert_int_equal(pt_json_add_lat_dur(j, &d), 0);
@@ -271,7 +271,7 @@ static void test_output_modes(void **state)
 	json_decref(doc);
 	pt_json_free(j);
 
-	j = pt_json_begin(&in, PT_OUTPUT_FULL);
+	j = pt_json_begin(&in, PT_REPORT_FULL);
 	assert_int_equal(pt_json_add_lat_dur(j, &d), 0);
 	doc = parse(j);
 	res = json_object_get(doc, "results");
@@ -282,13 +282,13 @@ static void test_output_modes(void **state)
 	pt_json_free(j);
 
 	/* No rows: no "results", an empty "all_results". */
-	j = pt_json_begin(&in, PT_OUTPUT_FULL);
+	j = pt_json_begin(&in, PT_REPORT_FULL);
 	doc = parse(j);
 	assert_null(json_object_get(doc, "results"));
 	assert_int_equal(json_array_size(json_object_get(doc, "all_results")), 0);
 	json_decref(doc);
 	pt_json_free(j);
-	assert_null(pt_json_begin(NULL, PT_OUTPUT_FULL));
+	assert_null(pt_json_begin(NULL, PT_REPORT_FULL));
 }
 
 static int count_entries(const char *dir)
@@ -311,7 +311,7 @@ static void test_write_file(void **state)
 	char dir[] = "/tmp/pt_json_XXXXXX", path[256], bad[300];
 	struct pt_test_info in = info("Send BW Test");
 	struct pt_bw_result r = { .size = 4096, .iters = 1000, .bw_avg = 100.0 };
-	struct pt_json *j = pt_json_begin(&in, PT_OUTPUT_FULL);
+	struct pt_json *j = pt_json_begin(&in, PT_REPORT_FULL);
 	json_error_t err;
 	json_t *doc;
 	FILE *f;

@@ -263,12 +263,12 @@ static void test_output_numbers(void **state)
 	char *s;
 
 	cap_open(&c);
-	assert_int_equal(pt_report_bw_number(c.f, PT_OUTPUT_BANDWIDTH, &b), 0);
-	assert_int_equal(pt_report_bw_number(c.f, PT_OUTPUT_MSG_RATE, &b), 0);
-	assert_int_equal(pt_report_bw_number(c.f, PT_OUTPUT_LATENCY, &b), -EINVAL);
-	assert_int_equal(pt_report_lat_number(c.f, PT_OUTPUT_LATENCY, &l), 0);
-	assert_int_equal(pt_report_lat_number(c.f, PT_OUTPUT_BANDWIDTH, &l), -EINVAL);
-	assert_int_equal(pt_report_lat_dur_number(c.f, PT_OUTPUT_LATENCY, &d), 0);
+	assert_int_equal(pt_report_bw_number(c.f, PT_REPORT_BANDWIDTH, &b), 0);
+	assert_int_equal(pt_report_bw_number(c.f, PT_REPORT_MSG_RATE, &b), 0);
+	assert_int_equal(pt_report_bw_number(c.f, PT_REPORT_LATENCY, &b), -EINVAL);
+	assert_int_equal(pt_report_lat_number(c.f, PT_REPORT_LATENCY, &l), 0);
+	assert_int_equal(pt_report_lat_number(c.f, PT_REPORT_BANDWIDTH, &l), -EINVAL);
+	assert_int_equal(pt_report_lat_dur_number(c.f, PT_REPORT_LATENCY, &d), 0);
 	s = cap_close(&c);
 	assert_string_equal(s, "62.500000\n0.001000\n1.625000\n2.500000\n");
 	free(s);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The engine shared by every tool: device and queue setup (device.c, qp.c),
+ * multicast (mcast.c), the out-of-band session (session.c) and the
+ * measurement loops (run_bw.c). A tool's main only chains these. */
+#ifndef PT_ENGINE_H
+#define PT_ENGINE_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "params.h"
+#include "oob.h"
+#include "wire.h"
+#include "report.h"
+
+#define PT_UD_GRH 40            /* a UD receive buffer starts with the GRH */
+#define PT_QKEY 0x11111111u     /* upstream's default Q_Key */
+#define PT_MCAST_QPN 0xffffffu  /* multicast destination QPN */
+#define PT_EXIT_RUN_FAILED 17   /* upstream's exit code when a run fails */
+
+/* One data QP and what the peer told us about its counterpart. */
+struct pt_qp {
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;      /* NULL with --use_old_post_send */
+	struct ibv_ah *ah;          /* UD senders */
+	uint32_t psn;
+	uint32_t remote_qpn;
+	uint8_t *send_buf;          /* local region: what we send */
+	uint8_t *recv_buf;          /* peer-visible region: what we receive */
+	/* per run */
+	uint64_t posted, completed;
+	uint64_t recv_posted, received;
+};
+
+struct pt_ctx {
+	const struct pt_params *p;
+	struct ibv_context *verbs;
+	struct ibv_device_attr_ex dev_attr;
+	struct ibv_port_attr port_attr;
+	char devname[PT_DEVNAME_MAX];
+	bool is_roce;               /* Ethernet link layer */
+	int gid_index;              /* -1 on IB without -x */
+	union ibv_gid gid;
+	char netdev[64];            /* RoCE: the GID's netdev ("" if unknown) */
+	enum ibv_mtu mtu;           /* after the exchange with the peer */
+	int page_size, cache_line;  /* max of both sides */
+	uint64_t size;              /* message size of the current run */
+	uint64_t max_size;          /* buffers are sized for this */
+	int tx_depth, rx_depth, cq_mod, inline_size;
+
+	struct ibv_pd *pd;
+	uint8_t *buf;
+	size_t region;              /* bytes per region; 2 per QP */
+	size_t buf_len;
+	struct ibv_mr *mr;
+	struct ibv_comp_channel *channel;
+	struct ibv_cq *send_cq, *recv_cq;
+	int num_qps;
+	struct pt_qp *qps;
+	struct pt_key *my_keys, *rem_keys;
+
+	struct pt_oob oob;
+	bool use_gid;               /* key messages carry a GID (108 bytes) */
+
+	/* multicast */
+	bool mcast_attached;
+	int igmp_fd;                /* socket holding the IPv4 group membership */
+	uint8_t mgid[16];
+
+	/* what the header block and JSON say about this run */
+	char test_name[96];
+	struct pt_test_info info;
+	struct pt_json *json;       /* --out_json accumulator, NULL otherwise */
+};
+
+/* Zero a context before first use (sockets and fds start closed). */
+void pt_ctx_init(struct pt_ctx *c);
+
+/* Set by SIGINT/SIGTERM (tool.c); loops stop, the tool cleans up. */
+extern volatile sig_atomic_t pt_interrupted;
+
+/* device.c ------------------------------------------------------------------------- */
+/* Open the device (-d or the first), query port and GID: no network yet. */
+int pt_dev_open(struct pt_ctx *c, const struct pt_params *p);
+/* PD, buffer, MR, CQs and QPs in INIT, sized for c->max_size. */
+int pt_resources_create(struct pt_ctx *c);
+/* Tear everything down (safe on a partly built context). */
+void pt_ctx_destroy(struct pt_ctx *c);
+/* ibv_mtu enum -> bytes. */
+unsigned pt_mtu_bytes(enum ibv_mtu m);
+
+/* qp.c ----------------------------------------------------------------------------- */
+/* Our key message for QP i (after pt_resources_create). */
+void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
+/* RTR (and RTS when we send), AHs for UD senders, from c->rem_keys. */
+int pt_qps_connect(struct pt_ctx *c, bool will_send);
+/* Post n receives on QP i (UD adds the GRH room). */
+int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
+/* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
+int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
+
+/* mcast.c -------------------------------------------------------------------------- */
+/* Receiver: attach QP 0 to the MGID (and join the IPv4 group on RoCE). */
+int pt_mcast_attach(struct pt_ctx *c);
+/* Sender: check the IPv4 group routes through the GID's netdev. */
+int pt_mcast_check_route(struct pt_ctx *c, const uint8_t mgid[16]);
+void pt_mcast_detach(struct pt_ctx *c);
+
+/* session.c ------------------------------------------------------------------------ */
+/* Connect the OOB channel and run the preamble V, S1/S2, M (facts 1.5). */
+int pt_session_start(struct pt_ctx *c);
+/* One key exchange per QP: fill my_keys, receive rem_keys. */
+int pt_session_xchg_keys(struct pt_ctx *c, bool print);
+int pt_session_barrier(struct pt_ctx *c);
+/* Fill c->info and print the header block (and start the JSON document). */
+int pt_session_print_header(struct pt_ctx *c);
+/* Print (and record in JSON) one BW result row. */
+void pt_session_bw_row(struct pt_ctx *c, const struct pt_bw_result *r);
+/* Write the JSON file if asked; 0 or -1. */
+int pt_session_finish(struct pt_ctx *c);
+void pt_session_print_keys(struct pt_ctx *c, bool remote);
+
+/* run_bw.c ------------------------------------------------------------------------- */
+struct pt_json;
+struct pt_bw_meas {
+	uint64_t msgs;              /* completed messages over all QPs */
+	uint64_t elapsed_ns;
+	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
+};
+int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m);
+int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m);
+int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m);
+void pt_bw_meas_free(struct pt_bw_meas *m);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Out-of-band TCP channel (perftest-facts §1.1-1.7): one connection,
+ * symmetric fixed-size exchanges, client writes first. Unlike upstream,
+ * every wait is bounded and short reads/writes are completed. */
+#ifndef PT_OOB_H
+#define PT_OOB_H
+#include <stddef.h>
+#include <stdint.h>
+#include "wire.h"
+
+#define PT_OOB_DEF_TIMEOUT_MS 60000
+
+/* Errors are negative errno values: -ETIMEDOUT (peer silent), -ECONNRESET
+ * (peer closed or reset), -EPROTO (malformed or incompatible message),
+ * -EINVAL (bad argument), or the failing syscall's -errno. The text is in
+ * pt_oob_strerror(). */
+struct pt_oob {
+	int fd;                 /* connected socket, -1 if none */
+	int lfd;                /* listening socket (server), -1 if none */
+	int is_server;          /* OOB role: reads first in each exchange */
+	int timeout_ms;         /* per exchange (each direction); < 0: none */
+	int connect_timeout_ms; /* accept wait / connect retry deadline */
+	const char *version;    /* announced string; WIRE_VERSION by default */
+	struct pt_peer_rules peer; /* valid after pt_oob_xchg_versions */
+	char err[256];
+};
+
+void pt_oob_init(struct pt_oob *c);
+/* Both timeouts at once (milliseconds, < 0 for none). */
+void pt_oob_set_timeout(struct pt_oob *c, int ms);
+/* Announce another version (tests fake old/new peers with this). */
+void pt_oob_set_version(struct pt_oob *c, const char *version);
+const char *pt_oob_strerror(const struct pt_oob *c);
+
+/* Server: bind (host NULL = any address; port 0 = ephemeral) and listen.
+ * family is AF_INET, AF_INET6 or AF_UNSPEC. */
+int pt_oob_listen(struct pt_oob *c, const char *host, int port, int family);
+/* Port the listener is bound to (after pt_oob_listen), or -1. */
+int pt_oob_listen_port(const struct pt_oob *c);
+/* Wait up to connect_timeout_ms for one client, then close the listener. */
+int pt_oob_accept(struct pt_oob *c);
+/* Client: connect, retrying refused connections every 100 ms until
+ * connect_timeout_ms has passed (the server may not be listening yet). */
+int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family);
+void pt_oob_close(struct pt_oob *c);
+
+/* Send our n bytes and receive the peer's n, in role order. what names the
+ * message in error texts ("version", "key message", ...). */
+int pt_oob_exchange(struct pt_oob *c, const void *mine, void *theirs,
+		    size_t n, const char *what);
+
+/* V: exchange versions and fill c->peer; refuses incompatible peers with
+ * -EPROTO. dont_xchg: send nothing, assume a modern compatible peer. */
+int pt_oob_xchg_versions(struct pt_oob *c, int dont_xchg);
+/* S1/S2 (only if c->peer.sysdata): in: local values, out: max of both. */
+int pt_oob_xchg_sysdata(struct pt_oob *c, int32_t *page_size,
+			int32_t *cache_line);
+/* M (only if c->peer.mtu_xchg): in: local ibv_mtu enum, out: min. */
+int pt_oob_xchg_mtu(struct pt_oob *c, int *mtu);
+/* K: one key message, 108-byte GID form if use_gid else 59 bytes. */
+int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
+		    struct pt_key *theirs);
+/* K0: a key exchange used as a barrier; the peer's content is validated
+ * and dropped. mine may be NULL (an all-zero key is sent). */
+int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
+/* R: five exchanges (size, iters, peak, avg, msg rate). */
+int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
+			  struct pt_bw_report *theirs);
+
+#endif

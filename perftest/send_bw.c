@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ib_send_bw's sequence on the wire (facts 1.5): preamble, header, keys,
+ * connect, barrier, keys again, then per size: receives posted, barrier,
+ * run, row (and with -b the report exchange), barrier with -a; a closing
+ * barrier. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "engine.h"
+#include "tool.h"
+
+/* Sizes of this run: one, or 2..max_size by powers of two with -a. */
+static uint64_t next_size(const struct pt_ctx *c, uint64_t s)
+{
+	if (!c->p->traffic.all_sizes)
+		return 0;
+	return s * 2 <= c->max_size ? s * 2 : 0;
+}
+
+static int report_bw(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak)
+{
+	const struct pt_params *p = c->p;
+	bool duration = p->traffic.test_type == PT_TEST_DURATION;
+	struct pt_bw_input in = {
+		.size = c->size,
+		.iters = duration ? m->msgs : p->traffic.iters,
+		.msgs = m->msgs,
+		.elapsed_ns = m->elapsed_ns,
+		.gbits = p->report.gbits,
+		.tposted = peak ? m->tposted : NULL,
+		.tcompleted = peak ? m->tcompleted : NULL,
+		.post_list = (unsigned)p->traffic.post_list,
+		.cq_mod = (unsigned)c->cq_mod,
+	};
+	struct pt_bw_result r, remote, sum;
+	struct pt_bw_report mine, theirs;
+	int rc = pt_bw_compute(&in, &r);
+
+	if (rc) {
+		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
+		return -1;
+	}
+	if (!p->traffic.bidirectional || duration) {
+		pt_session_bw_row(c, &r);
+		return 0;
+	}
+	/* -b: both sides swap their numbers and print the sum (facts 1.7). */
+	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
+	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
+		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->oob));
+		return -1;
+	}
+	remote = r;
+	remote.bw_peak = theirs.bw_peak;
+	remote.bw_avg = theirs.bw_avg;
+	remote.msg_rate = theirs.msg_rate;
+	if (p->report.report_both && p->report.output == PT_OUTPUT_FULL) {
+		printf(" Local results:\n");
+		pt_report_bw_row(stdout, &r);
+		printf(" Remote results:\n");
+		pt_report_bw_row(stdout, &remote);
+		printf(" Sum:\n");
+	}
+	pt_bw_sum(&r, &remote, &sum);
+	pt_session_bw_row(c, &sum);
+	return 0;
+}
+
+static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
+{
+	const struct pt_params *p = c->p;
+	struct pt_bw_meas m;
+	uint64_t iters = p->traffic.iters;
+	uint64_t pre = (iters && iters < (uint64_t)c->rx_depth) ? iters : (uint64_t)c->rx_depth;
+	int rc;
+
+	if (receiver)
+		for (int i = 0; i < c->num_qps; i++) {
+			c->qps[i].recv_posted = 0;
+			if (pt_post_recv(c, i, pre))
+				return -1;
+		}
+	if (pt_session_barrier(c))
+		return -1;
+	if (sender && receiver)
+		rc = pt_run_bw_bidir(c, &m);
+	else if (sender)
+		rc = pt_run_bw_send(c, &m);
+	else
+		rc = pt_run_bw_recv(c, &m);
+	if (!rc)
+		rc = report_bw(c, &m, sender && !receiver);
+	pt_bw_meas_free(&m);
+	return rc;
+}
+
+int pt_send_bw_flow(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+	bool client = p->oob.is_client, bidir = p->traffic.bidirectional;
+	bool sender = client || bidir, receiver = !client || bidir;
+
+	if (pt_tool_prepare(c))
+		return PT_EXIT_FAIL;
+	if (p->mcast.enabled && !client) {
+		memcpy(c->mgid, p->mcast.mgid, 16);
+		if (pt_mcast_attach(c))
+			return PT_EXIT_FAIL;
+	}
+	if (pt_session_print_header(c) || pt_session_xchg_keys(c, false))
+		return PT_EXIT_FAIL;
+	if (p->mcast.enabled && client) {
+		if (pt_mcast_check_route(c, c->rem_keys[0].gid))
+			return PT_EXIT_FAIL;
+		usleep(50000);
+	}
+	if (pt_qps_connect(c, sender) || pt_session_barrier(c))
+		return PT_EXIT_FAIL;
+	if (pt_session_xchg_keys(c, true))
+		return PT_EXIT_FAIL;
+	if (p->report.output == PT_OUTPUT_FULL) {
+		printf(PT_RESULT_LINE);
+		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
+	}
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->size; s; s = next_size(c, s)) {
+		c->size = s;
+		if (run_one_size(c, sender, receiver))
+			return PT_EXIT_RUN_FAILED;
+		if (p->traffic.all_sizes && pt_session_barrier(c))
+			return PT_EXIT_FAIL;
+	}
+	if (p->report.output == PT_OUTPUT_FULL)
+		printf(PT_RESULT_LINE);
+	if (pt_session_barrier(c) || pt_session_finish(c))
+		return PT_EXIT_FAIL;
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <stdio.h>
+#include <string.h>
+#include "clock.h"
+#include "mgid.h"
+#include "options.h"
+#include "tool.h"
+
+volatile sig_atomic_t pt_interrupted;
+
+static void on_signal(int sig)
+{
+	pt_interrupted = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;      /* no SA_RESTART: blocking waits return */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Checks that need the device but no peer: fail before any traffic. */
+static int local_checks(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+	struct in_addr group;
+
+	if (p->mcast.enabled && c->is_roce && !p->oob.is_client) {
+		bool v4gid = c->gid.raw[10] == 0xff && c->gid.raw[11] == 0xff;
+
+		if (pt_mgid_ipv4(p->mcast.mgid, &group) != v4gid) {
+			fprintf(stderr, " The MGID and GID %d differ in type (IPv4-mapped or not):"
+				" use an IPv4 group with an IPv4 GID (e.g. -x 1 -M 225.1.1.20)\n",
+				c->gid_index);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int pt_tool_prepare(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+	unsigned mtu;
+
+	c->size = p->traffic.size;
+	c->max_size = p->traffic.all_sizes ? PT_MAX_SIZE : c->size;
+	if (pt_session_start(c))
+		return -1;
+	mtu = pt_mtu_bytes(c->mtu);
+	if (p->conn.type == PT_CONN_UD && c->max_size > mtu) {
+		if (!p->traffic.all_sizes && p->traffic.size_given) {
+			fprintf(stderr, " Max message size in UD cannot be greater than MTU (%u)\n", mtu);
+			return -1;
+		}
+		if (!p->traffic.all_sizes && p->report.output == PT_OUTPUT_FULL)
+			printf(" Max msg size in UD is MTU %u\n Changing to this MTU\n", mtu);
+		c->max_size = mtu;
+		if (c->size > mtu)
+			c->size = mtu;
+	}
+	return pt_resources_create(c);
+}
+
+int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **argv)
+{
+	static struct pt_params params;
+	static struct pt_ctx ctx;
+	int rc;
+
+	if (pt_parse_args(tool, argc, argv, &params))
+		return PT_EXIT_FAIL;
+	pt_ctx_init(&ctx);
+	catch_signals();
+	if (pt_dev_open(&ctx, &params) || local_checks(&ctx)) {
+		pt_ctx_destroy(&ctx);
+		return PT_EXIT_FAIL;
+	}
+	ctx.tx_depth = params.traffic.tx_depth;
+	ctx.rx_depth = params.traffic.rx_depth;
+	ctx.cq_mod = params.traffic.cq_mod;
+	ctx.inline_size = pt_inline_default(&params, false);
+	rc = flow(&ctx);
+	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */
+	if (pt_interrupted) {
+		fprintf(stderr, " Interrupted by signal %d\n", (int)pt_interrupted);
+		return PT_EXIT_INTERRUPTED;
+	}
+	return rc;
+}

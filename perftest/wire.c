@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Out-of-band wire formats, see wire.h and perftest-facts §1. */
+#include <endian.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wire.h"
+
+size_t pt_key_msg_size(int use_gid)
+{
+	return use_gid ? PT_KEY_MSG_SIZE_GID : PT_KEY_MSG_SIZE;
+}
+
+int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len)
+{
+	char tmp[PT_KEY_MSG_MAX + 16];
+	size_t want = pt_key_msg_size(use_gid);
+	int n;
+
+	if (!k || !buf || len < want)
+		return -1;
+	/* Wider values would lengthen the text and desync the stream. */
+	if (k->qpn > 0xffffff || k->psn > 0xffffff)
+		return -1;
+	n = snprintf(tmp, sizeof(tmp), "%04x:%04x:%06x:%06x:%08x:%016llx:",
+		     k->lid, k->out_reads, k->qpn, k->psn, k->rkey,
+		     (unsigned long long)k->vaddr);
+	if (use_gid) {
+		for (int i = 0; i < 16; i++)
+			n += snprintf(tmp + n, sizeof(tmp) - (size_t)n,
+				      "%02x:", k->gid[i]);
+		n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, "%08x:",
+			      k->srqn);
+	} else {
+		n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, "%08x",
+			      k->srqn);
+	}
+	if ((size_t)n != want - 1)
+		return -1;
+	memcpy(buf, tmp, want); /* includes the NUL, which is sent too */
+	return (int)want;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Exactly width hex digits at *p (bounded by end), then advance. */
+static int take_hex(const char **p, const char *end, unsigned width,
+		    uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(end - *p) < width)
+		return -1;
+	for (unsigned i = 0; i < width; i++) {
+		int d = hexval((*p)[i]);
+
+		if (d < 0)
+			return -1;
+		v = v << 4 | (uint64_t)d;
+	}
+	*p += width;
+	*out = v;
+	return 0;
+}
+
+static int take_char(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -1;
+	(*p)++;
+	return 0;
+}
+
+int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k)
+{
+	static const unsigned widths[] = { 4, 4, 6, 6, 8, 16 };
+	const char *s = buf, *p = buf, *end;
+	uint64_t v[6], x;
+
+	if (!k)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	if (!buf || len != pt_key_msg_size(use_gid))
+		return -1;
+	/* NUL at the end; an earlier NUL fails the field walk below. */
+	if (s[len - 1] != '\0')
+		return -1;
+	end = s + len - 1;
+	for (unsigned i = 0; i < 6; i++)
+		if (take_hex(&p, end, widths[i], &v[i]) ||
+		    take_char(&p, end, ':'))
+			goto bad;
+	if (use_gid) {
+		for (unsigned i = 0; i < 16; i++) {
+			if (take_hex(&p, end, 2, &x) || take_char(&p, end, ':'))
+				goto bad;
+			k->gid[i] = (uint8_t)x;
+		}
+	}
+	if (take_hex(&p, end, 8, &x))
+		goto bad;
+	if (use_gid && take_char(&p, end, ':'))
+		goto bad;
+	if (p != end)
+		goto bad;
+	k->lid = (uint16_t)v[0];
+	k->out_reads = (uint16_t)v[1];
+	k->qpn = (uint32_t)v[2];
+	k->psn = (uint32_t)v[3];
+	k->rkey = (uint32_t)v[4];
+	k->vaddr = v[5];
+	k->srqn = (uint32_t)x;
+	return 0;
+bad:
+	memset(k, 0, sizeof(*k));
+	return -1;
+}
+
+void pt_version_encode(const char *ver, uint8_t out[PT_VERSION_LEN])
+{
+	memset(out, 0, PT_VERSION_LEN);
+	if (ver)
+		memcpy(out, ver, strnlen(ver, PT_VERSION_LEN));
+}
+
+void pt_version_decode(const uint8_t raw[PT_VERSION_LEN],
+		       char out[PT_VERSION_LEN + 1])
+{
+	memcpy(out, raw, PT_VERSION_LEN);
+	out[PT_VERSION_LEN] = '\0';
+}
+
+void pt_str_printable(const char *s, char *out, size_t outlen)
+{
+	size_t i = 0;
+
+	if (!outlen)
+		return;
+	for (; s && s[i] && i + 1 < outlen; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	out[i] = '\0';
+}
+
+int pt_peer_rules_init(struct pt_peer_rules *r, const char *peer,
+		       const char *ours)
+{
+	float f;
+	double our_ver;
+
+	memset(r, 0, sizeof(*r));
+	if (!ours)
+		ours = WIRE_VERSION;
+	if (!peer) {
+		/* --dont_xchg_versions: upstream would compare "" and abort;
+		 * we trust the user and assume a modern compatible peer. S and
+		 * M are skipped, as upstream skips them in that mode. */
+		r->compatible = 1;
+		r->mtu_msg_size = 2;
+		r->iters_size = 8;
+		return 0;
+	}
+	r->known = 1;
+	snprintf(r->version, sizeof(r->version), "%.*s", PT_VERSION_LEN, peer);
+	pt_str_printable(r->version, r->shown, sizeof(r->shown));
+	r->ver = atof(r->version);
+	if (!isfinite(r->ver)) /* "nan"/"inf" would slip past comparisons */
+		r->ver = 0;
+	/* Upstream passes atof through a float for these three checks:
+	 * (float)5.31 < 5.31, so "5.31" counts as older than 5.31. */
+	f = (float)r->ver;
+	r->mtu_xchg = (double)f >= 5.1;
+	r->mtu_msg_size = (double)f >= 5.31 ? 2 : 4;
+	r->iters_size = (double)f >= 5.33 ? 8 : 4;
+	r->sysdata = r->ver >= 5.32;
+	r->peer_is_628plus = r->ver >= 6.28;
+	/* A 6.28 peer always negotiates; 6.29+ only if we announce >= 6.28. */
+	our_ver = atof(ours);
+	r->negotiate = r->peer_is_628plus &&
+		       (r->ver < 6.29 || our_ver >= 6.28);
+	if (!(r->ver >= 5.70)) {
+		snprintf(r->why, sizeof(r->why),
+			 "peer perftest version '%s' is older than %s, the oldest compatible with this build (we are %.16s)",
+			 r->shown, PT_OLDEST_PEER, ours);
+		return -1;
+	}
+	if (r->negotiate) {
+		snprintf(r->why, sizeof(r->why),
+			 "peer perftest version '%s' will negotiate parameters (6.28+ protocol), which is not supported by this build (we are %.16s)",
+			 r->shown, ours);
+		return -1;
+	}
+	r->compatible = 1;
+	return 0;
+}
+
+int pt_mtu_encode(int mtu, size_t msg_size, char *buf)
+{
+	if (!buf || mtu < 1 || mtu > 5 || (msg_size != 2 && msg_size != 4))
+		return -1;
+	memset(buf, 0, msg_size);
+	buf[0] = (char)('0' + mtu);
+	return (int)msg_size;
+}
+
+int pt_mtu_parse(const void *buf, size_t len, int *mtu)
+{
+	const char *s = buf;
+
+	if (!buf || !mtu || len < 2 || len > PT_MTU_MSG_MAX)
+		return -1;
+	/* One digit 1..5 then NUL; the bytes after the NUL are padding. */
+	if (s[0] < '1' || s[0] > '5' || s[1] != '\0')
+		return -1;
+	*mtu = s[0] - '0';
+	return 0;
+}
+
+void pt_be32_put(uint32_t v, uint8_t out[4])
+{
+	v = htobe32(v);
+	memcpy(out, &v, 4);
+}
+
+uint32_t pt_be32_get(const uint8_t in[4])
+{
+	uint32_t v;
+
+	memcpy(&v, in, 4);
+	return be32toh(v);
+}
+
+void pt_be64_put(uint64_t v, uint8_t out[8])
+{
+	v = htobe64(v);
+	memcpy(out, &v, 8);
+}
+
+uint64_t pt_be64_get(const uint8_t in[8])
+{
+	uint64_t v;
+
+	memcpy(&v, in, 8);
+	return be64toh(v);
+}
+
+void pt_double_put(double d, uint8_t out[8])
+{
+	uint64_t v;
+
+	memcpy(&v, &d, 8);
+	pt_be64_put(v, out);
+}
+
+double pt_double_get(const uint8_t in[8])
+{
+	uint64_t v = pt_be64_get(in);
+	double d;
+
+	memcpy(&d, &v, 8);
+	return d;
+}
+
+void pt_sysdata_encode(int32_t v, uint8_t out[4])
+{
+	pt_be32_put((uint32_t)v, out);
+}
+
+int pt_sysdata_parse(const uint8_t in[4], int32_t *v)
+{
+	int32_t x = (int32_t)pt_be32_get(in);
+
+	if (x <= 0 || x > PT_SYSDATA_MAX)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int pt_bw_field_encode(const struct pt_bw_report *r, enum pt_bw_field f,
+		       size_t iters_size, uint8_t out[8])
+{
+	switch (f) {
+	case PT_BW_SIZE:
+		pt_be64_put(r->size, out);
+		return 8;
+	case PT_BW_ITERS:
+		if (iters_size == 8) {
+			pt_be64_put(r->iters, out);
+			return 8;
+		}
+		if (iters_size == 4) {
+			pt_be32_put((uint32_t)r->iters, out);
+			return 4;
+		}
+		return -1;
+	case PT_BW_PEAK:
+		pt_double_put(r->bw_peak, out);
+		return 8;
+	case PT_BW_AVG:
+		pt_double_put(r->bw_avg, out);
+		return 8;
+	case PT_BW_MSGRATE:
+		pt_double_put(r->msg_rate, out);
+		return 8;
+	default:
+		return -1;
+	}
+}
+
+int pt_bw_field_decode(struct pt_bw_report *r, enum pt_bw_field f,
+		       size_t iters_size, const uint8_t in[8])
+{
+	switch (f) {
+	case PT_BW_SIZE:
+		r->size = pt_be64_get(in);
+		return 8;
+	case PT_BW_ITERS:
+		if (iters_size == 8) {
+			r->iters = pt_be64_get(in);
+			return 8;
+		}
+		if (iters_size == 4) {
+			r->iters = pt_be32_get(in);
+			return 4;
+		}
+		return -1;
+	case PT_BW_PEAK:
+		r->bw_peak = pt_double_get(in);
+		return 8;
+	case PT_BW_AVG:
+		r->bw_avg = pt_double_get(in);
+		return 8;
+	case PT_BW_MSGRATE:
+		r->msg_rate = pt_double_get(in);
+		return 8;
+	default:
+		return -1;
+	}
+}

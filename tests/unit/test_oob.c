@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* OOB transport over real loopback TCP: a server thread and a client in
+ * the test thread. cmocka asserts only run in the test thread; the server
+ * records what it saw and the test checks it after joining. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+#include "clock.h"
+#include "oob.h"
+
+struct srv {
+	struct pt_oob c;
+	int port;
+	int delay_ms;            /* sleep before listening (retry test) */
+	int (*fn)(struct srv *);
+	int rc;
+	char err[256];
+	/* results */
+	int32_t page, line;
+	int mtu;
+	struct pt_key k1, k2, k3;
+	struct pt_bw_report rep;
+};
+
+static const struct pt_key srv_key = {
+	.lid = 0, .out_reads = 16, .qpn = 0x1a2b3c, .psn = 0x777777,
+	.rkey = 0x11223344, .vaddr = 0x7f0000001000ull, .srqn = 0,
+	.gid = { [10] = 0xff, [11] = 0xff, [12] = 10, [13] = 0, [14] = 0,
+		 [15] = 1 },
+};
+static const struct pt_key cli_key = {
+	.lid = 0x12, .out_reads = 1, .qpn = 0x000abc, .psn = 0x123456,
+	.rkey = 0xcafef00d, .vaddr = 0x7f9988776655ull, .srqn = 0x42,
+	.gid = { 0xfe, 0x80, [15] = 0x99 },
+};
+
+static int64_t elapsed_ms(uint64_t t0)
+{
+	return (int64_t)((pt_now_ns() - t0) / 1000000);
+}
+
+static void *srv_main(void *arg)
+{
+	struct srv *s = arg;
+
+	if (s->delay_ms) {
+		usleep((useconds_t)s->delay_ms * 1000);
+		if (pt_oob_listen(&s->c, "127.0.0.1", s->port, AF_INET)) {
+			s->rc = -1000;
+			goto out;
+		}
+	}
+	s->rc = pt_oob_accept(&s->c);
+	if (!s->rc)
+		s->rc = s->fn(s);
+out:
+	snprintf(s->err, sizeof(s->err), "%s", pt_oob_strerror(&s->c));
+	pt_oob_close(&s->c);
+	return NULL;
+}
+
+static void srv_init(struct srv *s, int (*fn)(struct srv *))
+{
+	memset(s, 0, sizeof(*s));
+	pt_oob_init(&s->c);
+	pt_oob_set_timeout(&s->c, 5000);
+	s->fn = fn;
+}
+
+static pthread_t srv_start(struct srv *s, int (*fn)(struct srv *),
+			   const char *version)
+{
+	pthread_t t;
+
+	srv_init(s, fn);
+	pt_oob_set_version(&s->c, version);
+	assert_int_equal(pt_oob_listen(&s->c, "127.0.0.1", 0, AF_INET), 0);
+	s->port = pt_oob_listen_port(&s->c);
+	assert_true(s->port > 0);
+	assert_int_equal(pthread_create(&t, NULL, srv_main, s), 0);
+	return t;
+}
+
+static void cli_connect(struct pt_oob *c, int port, int timeout_ms)
+{
+	pt_oob_init(c);
+	pt_oob_set_timeout(c, timeout_ms);
+	assert_int_equal(pt_oob_connect(c, "127.0.0.1", port, AF_INET), 0);
+	assert_int_equal(c->is_server, 0);
+}
+
+/* The common preamble and a bw run, server side. */
+static int srv_full(struct srv *s)
+{
+	struct pt_bw_report mine = { .size = 1, .iters = 2, .bw_peak = 3 };
+	int r;
+
+	s->page = 4096;
+	s->line = 64;
+	s->mtu = 5;
+	if ((r = pt_oob_xchg_versions(&s->c, 0)) ||
+	    (r = pt_oob_xchg_sysdata(&s->c, &s->page, &s->line)) ||
+	    (r = pt_oob_xchg_mtu(&s->c, &s->mtu)) ||
+	    (r = pt_oob_xchg_key(&s->c, 1, &srv_key, &s->k1)) ||
+	    (r = pt_oob_barrier(&s->c, 1, &srv_key)) ||
+	    (r = pt_oob_xchg_key(&s->c, 1, &srv_key, &s->k2)) ||
+	    (r = pt_oob_xchg_key(&s->c, 0, &srv_key, &s->k3)) ||
+	    (r = pt_oob_barrier(&s->c, 1, NULL)) ||
+	    (r = pt_oob_xchg_bw_report(&s->c, &mine, &s->rep)) ||
+	    (r = pt_oob_barrier(&s->c, 1, &srv_key)))
+		return r;
+	return 0;
+}
+
+static void assert_keys_eq(const struct pt_key *a, const struct pt_key *b)
+{
+	assert_int_equal(a->lid, b->lid);
+	assert_int_equal(a->out_reads, b->out_reads);
+	assert_int_equal(a->qpn, b->qpn);
+	assert_int_equal(a->psn, b->psn);
+	assert_int_equal(a->rkey, b->rkey);
+	assert_true(a->vaddr == b->vaddr);
+	assert_int_equal(a->srqn, b->srqn);
+}
+
+static void test_full_sequence(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_full, NULL);
+	int32_t page = 16384, line = 128;
+	int mtu = 3;
+	struct pt_key k1, k2, k3;
+	struct pt_bw_report mine = {
+		.size = 65536, .iters = 5000, .bw_peak = 11.5,
+		.bw_avg = 10.25, .msg_rate = 0.019561,
+	}, theirs;
+
+	cli_connect(&c, s.port, 5000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	assert_string_equal(c.peer.version, WIRE_VERSION);
+	assert_int_equal(c.peer.iters_size, 8);
+	assert_int_equal(pt_oob_xchg_sysdata(&c, &page, &line), 0);
+	assert_int_equal(pt_oob_xchg_mtu(&c, &mtu), 0);
+	assert_int_equal(pt_oob_xchg_key(&c, 1, &cli_key, &k1), 0);
+	assert_int_equal(pt_oob_barrier(&c, 1, &cli_key), 0);
+	assert_int_equal(pt_oob_xchg_key(&c, 1, &cli_key, &k2), 0);
+	assert_int_equal(pt_oob_xchg_key(&c, 0, &cli_key, &k3), 0);
+	assert_int_equal(pt_oob_barrier(&c, 1, &cli_key), 0);
+	assert_int_equal(pt_oob_xchg_bw_report(&c, &mine, &theirs), 0);
+	assert_int_equal(pt_oob_barrier(&c, 1, NULL), 0);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+
+	assert_int_equal(s.rc, 0);
+	/* max() of sys data, min() of MTU, on both sides */
+	assert_int_equal(page, 16384);
+	assert_int_equal(line, 128);
+	assert_int_equal(s.page, 16384);
+	assert_int_equal(s.line, 128);
+	assert_int_equal(mtu, 3);
+	assert_int_equal(s.mtu, 3);
+	assert_keys_eq(&k1, &srv_key);
+	assert_memory_equal(k1.gid, srv_key.gid, 16);
+	assert_keys_eq(&k2, &srv_key);
+	assert_keys_eq(&k3, &srv_key);
+	assert_keys_eq(&s.k1, &cli_key);
+	assert_memory_equal(s.k1.gid, cli_key.gid, 16);
+	assert_keys_eq(&s.k3, &cli_key);
+	assert_memory_equal(s.k3.gid, (uint8_t[16]){ 0 }, 16); /* 59-byte form */
+	assert_true(s.rep.size == 65536 && s.rep.iters == 5000);
+	assert_true(s.rep.bw_peak == 11.5 && s.rep.bw_avg == 10.25);
+	assert_true(s.rep.msg_rate == 0.019561);
+	assert_true(theirs.size == 1 && theirs.iters == 2);
+	assert_true(theirs.bw_peak == 3.0);
+}
+
+static int srv_versions_then_more(struct srv *s)
+{
+	int r = pt_oob_xchg_versions(&s->c, 0);
+
+	if (r)
+		return r;
+	s->page = 4096;
+	s->line = 64;
+	return pt_oob_xchg_sysdata(&s->c, &s->page, &s->line);
+}
+
+/* An old (5.60) or a negotiating (6.28) peer is refused after V. */
+static void refused_peer(const char *peer_ver, const char *needle)
+{
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_versions_then_more, peer_ver);
+
+	cli_connect(&c, s.port, 5000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), -EPROTO);
+	print_message("client: %s\n", pt_oob_strerror(&c));
+	assert_non_null(strstr(pt_oob_strerror(&c), needle));
+	assert_non_null(strstr(pt_oob_strerror(&c), "we are " WIRE_VERSION));
+	assert_int_equal(c.peer.compatible, 0);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	/* The server accepted our 6.06, then saw us hang up in S1. */
+	print_message("server: %s\n", s.err);
+	assert_int_equal(s.rc, -ECONNRESET);
+	assert_non_null(strstr(s.err, "page size"));
+}
+
+static void test_old_peer_refused(void **state)
+{
+	(void)state;
+	refused_peer("5.60", "'5.60' is older than 5.70");
+}
+
+static void test_negotiating_peer_refused(void **state)
+{
+	(void)state;
+	refused_peer("6.28", "not supported");
+}
+
+/* The server sends 10 of the 16 version bytes and hangs up. */
+static int srv_half_then_close(struct srv *s)
+{
+	char junk[16];
+
+	/* accepted sockets are non-blocking: block for the raw calls here */
+	fcntl(s->c.fd, F_SETFL, fcntl(s->c.fd, F_GETFL) & ~O_NONBLOCK);
+	if (recv(s->c.fd, junk, sizeof(junk), MSG_WAITALL) != 16)
+		return -1;
+	return send(s->c.fd, "6.06\0\0\0\0\0\0", 10, MSG_NOSIGNAL) == 10 ?
+		0 : -1;
+}
+
+static void test_peer_closes_mid_exchange(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_half_then_close, NULL);
+	uint64_t t0;
+
+	cli_connect(&c, s.port, 5000);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), -ECONNRESET);
+	assert_true(elapsed_ms(t0) < 2000);
+	print_message("%s\n", pt_oob_strerror(&c));
+	assert_non_null(strstr(pt_oob_strerror(&c), "version"));
+	assert_non_null(strstr(pt_oob_strerror(&c), "10 of 16"));
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+}
+
+/* The server accepts and never answers; it leaves once we hang up. */
+static int srv_silent(struct srv *s)
+{
+	char b[64];
+	uint64_t t0 = pt_now_ns();
+
+	while (elapsed_ms(t0) < 4000) {
+		ssize_t r = recv(s->c.fd, b, sizeof(b), MSG_DONTWAIT);
+
+		if (r == 0)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static void test_silent_peer_times_out(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_silent, NULL);
+	uint64_t t0;
+	int64_t ms;
+
+	cli_connect(&c, s.port, 1000);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), -ETIMEDOUT);
+	ms = elapsed_ms(t0);
+	print_message("%s (%lld ms)\n", pt_oob_strerror(&c), (long long)ms);
+	assert_in_range(ms, 900, 1600);
+	assert_non_null(strstr(pt_oob_strerror(&c), "timed out"));
+	assert_non_null(strstr(pt_oob_strerror(&c), "version"));
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+}
+
+/* The server resets the connection: writes fail with an error, and
+ * MSG_NOSIGNAL keeps SIGPIPE (default action: die) away. */
+static int srv_reset(struct srv *s)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	int r = pt_oob_xchg_versions(&s->c, 0); /* client surely connected */
+
+	if (r)
+		return r;
+	setsockopt(s->c.fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	return 0; /* srv_main closes: RST */
+}
+
+static void test_reset_no_sigpipe(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_reset, NULL);
+	char big[65536] = { 0 }, in[65536];
+	int r;
+
+	cli_connect(&c, s.port, 2000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	pthread_join(t, NULL);
+	usleep(100000);
+	for (int i = 0; i < 3; i++) {
+		r = pt_oob_exchange(&c, big, in, sizeof(big), "report");
+		print_message("%d: %s\n", r, pt_oob_strerror(&c));
+		assert_true(r == -ECONNRESET || r == -EPIPE);
+		assert_non_null(strstr(pt_oob_strerror(&c), "report"));
+	}
+	pt_oob_close(&c);
+	assert_int_equal(s.rc, 0);
+}
+
+/* Client starts first; the server listens 400 ms later. */
+static int srv_versions(struct srv *s)
+{
+	return pt_oob_xchg_versions(&s->c, 0);
+}
+
+static int free_port(void)
+{
+	struct pt_oob l;
+	int port;
+
+	pt_oob_init(&l);
+	assert_int_equal(pt_oob_listen(&l, "127.0.0.1", 0, AF_INET), 0);
+	port = pt_oob_listen_port(&l);
+	pt_oob_close(&l);
+	return port;
+}
+
+static void test_connect_retries(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t;
+	uint64_t t0;
+
+	srv_init(&s, srv_versions);
+	s.port = free_port();
+	s.delay_ms = 400;
+	assert_int_equal(pthread_create(&t, NULL, srv_main, &s), 0);
+	t0 = pt_now_ns();
+	cli_connect(&c, s.port, 5000);
+	assert_true(elapsed_ms(t0) >= 300);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_string_equal(s.c.peer.version, WIRE_VERSION);
+}
+
+static void test_connect_gives_up(void **state)
+{
+	(void)state;
+	struct pt_oob c;
+	int port = free_port();
+	uint64_t t0 = pt_now_ns();
+	int64_t ms;
+
+	pt_oob_init(&c);
+	pt_oob_set_timeout(&c, 500);
+	assert_int_equal(pt_oob_connect(&c, "127.0.0.1", port, AF_INET),
+			 -ETIMEDOUT);
+	ms = elapsed_ms(t0);
+	assert_in_range(ms, 400, 1500);
+	assert_non_null(strstr(pt_oob_strerror(&c), "could not connect"));
+	assert_int_equal(c.fd, -1);
+	assert_int_equal(pt_oob_connect(&c, "127.0.0.1", 70000, AF_INET),
+			 -EINVAL);
+}
+
+static void test_accept_times_out(void **state)
+{
+	(void)state;
+	struct pt_oob c;
+	uint64_t t0;
+
+	pt_oob_init(&c);
+	pt_oob_set_timeout(&c, 300);
+	assert_int_equal(pt_oob_listen(&c, "127.0.0.1", 0, AF_INET), 0);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_accept(&c), -ETIMEDOUT);
+	assert_in_range(elapsed_ms(t0), 250, 1500);
+	assert_non_null(strstr(pt_oob_strerror(&c), "no client"));
+	pt_oob_close(&c);
+	assert_int_equal(pt_oob_exchange(&c, "x", (char[1]){ 0 }, 1, "x"),
+			 -ENOTCONN);
+}
+
+/* Versions, then garbage where MTU and key messages are expected. */
+static int srv_garbage(struct srv *s)
+{
+	char in[PT_KEY_MSG_MAX], ff[PT_KEY_MSG_MAX];
+	int r = pt_oob_xchg_versions(&s->c, 0);
+
+	memset(ff, 0xff, sizeof(ff));
+	if (!r)
+		r = pt_oob_exchange(&s->c, "9", in, 2, "MTU");
+	if (!r)
+		r = pt_oob_exchange(&s->c, ff, in, PT_KEY_MSG_SIZE, "key");
+	return r;
+}
+
+static void test_garbage_rejected(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_garbage, NULL);
+	int mtu = 4;
+	struct pt_key k;
+
+	cli_connect(&c, s.port, 5000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	assert_int_equal(pt_oob_xchg_mtu(&c, &mtu), -EPROTO);
+	assert_int_equal(mtu, 4);
+	assert_non_null(strstr(pt_oob_strerror(&c), "MTU"));
+	assert_int_equal(pt_oob_xchg_key(&c, 0, &cli_key, &k), -EPROTO);
+	print_message("%s\n", pt_oob_strerror(&c));
+	assert_non_null(strstr(pt_oob_strerror(&c), "malformed 59-byte"));
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+}
+
+/* --dont_xchg_versions on both sides: V, S and M put nothing on the wire,
+ * so the first bytes exchanged are the key messages. */
+static int srv_dont_xchg(struct srv *s)
+{
+	int r;
+
+	s->page = 4096;
+	s->line = 64;
+	s->mtu = 5;
+	if ((r = pt_oob_xchg_versions(&s->c, 1)) ||
+	    (r = pt_oob_xchg_sysdata(&s->c, &s->page, &s->line)) ||
+	    (r = pt_oob_xchg_mtu(&s->c, &s->mtu)))
+		return r;
+	return pt_oob_xchg_key(&s->c, 1, &srv_key, &s->k1);
+}
+
+static void test_dont_xchg_versions(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_dont_xchg, NULL);
+	int32_t page = 8192, line = 128;
+	int mtu = 3;
+	struct pt_key k;
+
+	cli_connect(&c, s.port, 5000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 1), 0);
+	assert_int_equal(c.peer.known, 0);
+	assert_int_equal(c.peer.iters_size, 8);
+	assert_int_equal(pt_oob_xchg_sysdata(&c, &page, &line), 0);
+	assert_int_equal(pt_oob_xchg_mtu(&c, &mtu), 0);
+	assert_int_equal(page, 8192); /* untouched: nothing exchanged */
+	assert_int_equal(mtu, 3);
+	assert_int_equal(pt_oob_xchg_key(&c, 1, &cli_key, &k), 0);
+	assert_keys_eq(&k, &srv_key);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_keys_eq(&s.k1, &cli_key);
+	assert_int_equal(s.mtu, 5);
+}
+
+/* Role order on the wire: the server reads before it writes... */
+static void test_server_reads_first(void **state)
+{
+	(void)state;
+	struct srv s;
+	pthread_t t = srv_start(&s, srv_versions, NULL);
+	struct pt_oob raw;
+	uint8_t in[16], out[16];
+
+	cli_connect(&raw, s.port, 5000);
+	usleep(200000);
+	assert_int_equal(recv(raw.fd, in, sizeof(in), MSG_DONTWAIT), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	pt_version_encode("6.10", out);
+	assert_int_equal(send(raw.fd, out, 16, MSG_NOSIGNAL), 16);
+	fcntl(raw.fd, F_SETFL, fcntl(raw.fd, F_GETFL) & ~O_NONBLOCK);
+	assert_int_equal(recv(raw.fd, in, 16, MSG_WAITALL), 16);
+	assert_memory_equal(in, "6.06", 5);
+	pt_oob_close(&raw);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_string_equal(s.c.peer.version, "6.10");
+}
+
+/* ...and the client writes before it reads. */
+static void *cli_versions(void *arg)
+{
+	struct srv *s = arg;
+
+	pt_oob_set_timeout(&s->c, 5000);
+	s->rc = pt_oob_connect(&s->c, "127.0.0.1", s->port, AF_INET);
+	if (!s->rc)
+		s->rc = pt_oob_xchg_versions(&s->c, 0);
+	pt_oob_close(&s->c);
+	return NULL;
+}
+
+static void test_client_writes_first(void **state)
+{
+	(void)state;
+	struct srv cl;
+	struct pt_oob raw;
+	pthread_t t;
+	uint8_t in[16], out[16];
+	struct pollfd p;
+
+	pt_oob_init(&raw);
+	pt_oob_set_timeout(&raw, 5000);
+	assert_int_equal(pt_oob_listen(&raw, "127.0.0.1", 0, AF_INET), 0);
+	srv_init(&cl, NULL);
+	cl.port = pt_oob_listen_port(&raw);
+	assert_int_equal(pthread_create(&t, NULL, cli_versions, &cl), 0);
+	assert_int_equal(pt_oob_accept(&raw), 0);
+	/* We have sent nothing, yet the client's version arrives. */
+	p = (struct pollfd){ .fd = raw.fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 3000), 1);
+	fcntl(raw.fd, F_SETFL, fcntl(raw.fd, F_GETFL) & ~O_NONBLOCK);
+	assert_int_equal(recv(raw.fd, in, 16, MSG_WAITALL), 16);
+	assert_memory_equal(in, WIRE_VERSION, sizeof(WIRE_VERSION));
+	pt_version_encode("6.10", out);
+	assert_int_equal(send(raw.fd, out, 16, MSG_NOSIGNAL), 16);
+	pthread_join(t, NULL);
+	pt_oob_close(&raw);
+	assert_int_equal(cl.rc, 0);
+	assert_string_equal(cl.c.peer.version, "6.10");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_sequence),
+		cmocka_unit_test(test_old_peer_refused),
+		cmocka_unit_test(test_negotiating_peer_refused),
+		cmocka_unit_test(test_peer_closes_mid_exchange),
+		cmocka_unit_test(test_silent_peer_times_out),
+		cmocka_unit_test(test_reset_no_sigpipe),
+		cmocka_unit_test(test_connect_retries),
+		cmocka_unit_test(test_connect_gives_up),
+		cmocka_unit_test(test_accept_times_out),
+		cmocka_unit_test(test_garbage_rejected),
+		cmocka_unit_test(test_dont_xchg_versions),
+		cmocka_unit_test(test_server_reads_first),
+		cmocka_unit_test(test_client_writes_first),
+	};
+	return cmocka_run_group_tests_name("oob", tests, NULL, NULL);
+}
