@@ -25,6 +25,8 @@ static const char *conn_name(enum pt_conn_type t)
 /* -g: UD, one QP, no -b, no -R, a GID (facts 3.1). */
 static int check_mcast(struct pt_params *p, FILE *err)
 {
+	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client))
+		return perr(err, " --connectionless is for a multicast receiver: -g and no server name\n");
 	if (!p->mcast.enabled) {
 		if (p->mcast.mgid_given)
 			return perr(err, " -M (--MGID) needs -g (--mcg)\n");

@@ -113,6 +113,8 @@ static const struct pt_optdef optdefs[] = {
 	    "Post with ibv_post_send"),
 	OPT(NEW_POST_SEND, 0, "use_new_post_send", false, 0, NULL,
 	    "Post with the ibv_wr_* API (default)"),
+	OPT(CONNECTIONLESS, 0, "connectionless", false, PT_OPTG_MCAST, NULL,
+	    "Multicast receiver (-g) with no peer and no OOB exchange: an extra receiver"),
 	/* Test only: announce STR as our version (lab tests of old/new peers). */
 	{ PT_OPT_ANNOUNCE_VERSION, 0, "announce_version", NULL, true, 0, PT_OPTF_HIDDEN,
 	  "ver", NULL },
@@ -135,7 +137,7 @@ static const struct pt_optdef optdefs[] = {
 	NOPE(0, "rate_limit_type"), NOPE(0, "use_cuda"), NOPE(0, "use_cuda_bus_id"),
 	NOPE(0, "use_cuda_dmabuf"), NOPE(0, "use_rocm"), NOPE(0, "log_dci_streams"),
 	NOPE(0, "log_active_dci_streams"), NOPE(0, "aes_xts"), NOPE(0, "send_with_imm"),
-	NOPE(0, "write_with_imm"), NOPE(0, "connectionless"), NOPE(0, "cqe_poll"),
+	NOPE(0, "write_with_imm"), NOPE(0, "cqe_poll"),
 	NOPE(0, "disable_dynamic_polling"), NOPE(0, "data_validation"),
 	NOPE(0, "data_validation_debug"), NOPE(0, "pin_cores"), NOPE(0, "numa_node"),
 	NOPE(0, "disable_numa"), NOPE(0, "no_lock"), NOPE(0, "no_enhanced_reorder"),

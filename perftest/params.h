@@ -154,6 +154,7 @@ struct pt_mcast_params {
 	bool enabled;                    /* -g (forces UD, one QP) */
 	uint8_t mgid[16];                /* -M, default PT_MGID_DEFAULT_INIT */
 	bool mgid_given;
+	bool connectionless;             /* --connectionless: receive only, no peer */
 };
 
 struct pt_oob_params {

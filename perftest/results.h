@@ -39,7 +39,7 @@
 /* One bandwidth result row (what report.h prints and json.h stores). */
 struct pt_bw_result {
 	uint64_t size;     /* message size in bytes */
-	uint64_t iters;    /* "#iterations" column (per QP, as upstream) */
+	uint64_t iters;    /* "#iterations" column: messages over all QPs, as upstream prints */
 	double bw_peak;    /* MiB/s or Gb/s, 0 when the peak was not measured */
 	double bw_avg;     /* MiB/s or Gb/s */
 	double msg_rate;   /* Mpps */

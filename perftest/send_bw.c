@@ -23,7 +23,8 @@ static int report_bw(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak)
 	bool duration = p->traffic.test_type == PT_TEST_DURATION;
 	struct pt_bw_input in = {
 		.size = c->size,
-		.iters = duration ? m->msgs : p->traffic.iters,
+		/* upstream's #iterations column counts all QPs' messages */
+		.iters = duration ? m->msgs : p->traffic.iters * (uint64_t)c->num_qps,
 		.msgs = m->msgs,
 		.elapsed_ns = m->elapsed_ns,
 		.gbits = p->report.gbits,
@@ -94,6 +95,36 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	return rc;
 }
 
+/* --connectionless: attach, receive, report; no peer, no OOB (facts 3.1). */
+static int connectionless_flow(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+
+	memcpy(c->mgid, p->mcast.mgid, 16);
+	if (pt_mcast_attach(c) || pt_session_print_header(c))
+		return PT_EXIT_FAIL;
+	for (int i = 0; i < c->num_qps; i++) {
+		uint64_t iters = p->traffic.iters;
+
+		if (pt_post_recv(c, i, iters && iters < (uint64_t)c->rx_depth ? iters : (uint64_t)c->rx_depth))
+			return PT_EXIT_FAIL;
+	}
+	if (p->report.output == PT_OUTPUT_FULL)
+		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
+	fflush(stdout);
+	struct pt_bw_meas m;
+	int rc = pt_run_bw_recv(c, &m);
+
+	if (!rc)
+		rc = report_bw(c, &m, false);
+	pt_bw_meas_free(&m);
+	if (rc)
+		return PT_EXIT_RUN_FAILED;
+	if (p->report.output == PT_OUTPUT_FULL)
+		printf(PT_RESULT_LINE);
+	return pt_session_finish(c) ? PT_EXIT_FAIL : 0;
+}
+
 int pt_send_bw_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
@@ -102,6 +133,8 @@ int pt_send_bw_flow(struct pt_ctx *c)
 
 	if (pt_tool_prepare(c))
 		return PT_EXIT_FAIL;
+	if (p->mcast.connectionless)
+		return connectionless_flow(c);
 	if (p->mcast.enabled && !client) {
 		memcpy(c->mgid, p->mcast.mgid, 16);
 		if (pt_mcast_attach(c))

@@ -50,7 +50,8 @@ int pt_tool_prepare(struct pt_ctx *c)
 
 	c->size = p->traffic.size;
 	c->max_size = p->traffic.all_sizes ? PT_MAX_SIZE : c->size;
-	if (pt_session_start(c))
+	/* A connectionless receiver has no peer: local MTU and sizes hold. */
+	if (!p->mcast.connectionless && pt_session_start(c))
 		return -1;
 	mtu = pt_mtu_bytes(c->mtu);
 	if (p->conn.type == PT_CONN_UD && c->max_size > mtu) {

@@ -59,3 +59,10 @@ expect_row() {
 	echo "$rows" | awk -v s="$3" -v n="$4" '$1 == s && $2 == n && $4 > 0 { ok = 1 } END { exit !ok }' ||
 		{ show "$2"; fail "$1: no row with size $3, $4 iterations and BW > 0 (rows: $rows)"; }
 }
+
+OURS=${LABTEST_OURS:-$BUILD/perftest}   # our tools
+# result pass|fail|skip NAME [WHY]: one counted result (see tests/lab/run).
+result() { echo "RESULT $1 $2"; [[ -n ${3:-} ]] && echo "    $2: $3" >&2; return 0; }
+
+# same_rows A B: the two outputs have the same (size, iterations) rows.
+same_rows() { diff <(result_rows "$1" | awk '{ print $1, $2 }') <(result_rows "$2" | awk '{ print $1, $2 }') >/dev/null; }
