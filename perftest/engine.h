@@ -124,6 +124,7 @@ void pt_session_print_keys(struct pt_ctx *c, bool remote);
 struct pt_json;
 struct pt_bw_meas {
 	uint64_t msgs;              /* completed messages over all QPs */
+	uint64_t lost;              /* UD receiver: messages that never arrived */
 	uint64_t elapsed_ns;
 	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
 };

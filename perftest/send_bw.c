@@ -24,7 +24,7 @@ static int report_bw(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak)
 	struct pt_bw_input in = {
 		.size = c->size,
 		/* upstream's #iterations column counts all QPs' messages */
-		.iters = duration ? m->msgs : p->traffic.iters * (uint64_t)c->num_qps,
+		.iters = duration || m->lost ? m->msgs : p->traffic.iters * (uint64_t)c->num_qps,
 		.msgs = m->msgs,
 		.elapsed_ns = m->elapsed_ns,
 		.gbits = p->report.gbits,
@@ -101,7 +101,8 @@ static int connectionless_flow(struct pt_ctx *c)
 	const struct pt_params *p = c->p;
 
 	memcpy(c->mgid, p->mcast.mgid, 16);
-	if (pt_mcast_attach(c) || pt_session_print_header(c))
+	/* a receive-only UD QP needs RTR to accept packets; no peer data is used */
+	if (pt_qps_connect(c, false) || pt_mcast_attach(c) || pt_session_print_header(c))
 		return PT_EXIT_FAIL;
 	for (int i = 0; i < c->num_qps; i++) {
 		uint64_t iters = p->traffic.iters;
