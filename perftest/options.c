@@ -19,9 +19,8 @@
  * option as LONG_BASE + its table index, so we know which spelling was typed. */
 #define LONG_BASE 256
 
-static int perr(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int perr(FILE *err, const char *fmt, ...)
+/* Print a parse error; returns 1 (the parser's failure status). */
+int pt_perr(FILE *err, const char *fmt, ...)
 {
 	va_list ap;
 

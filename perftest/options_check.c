@@ -5,17 +5,6 @@
 #include <stdarg.h>
 #include "options_int.h"
 
-static int perr(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int perr(FILE *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(err, fmt, ap);
-	va_end(ap);
-	return 1;
-}
 
 static const char *conn_name(enum pt_conn_type t)
 {

@@ -57,4 +57,8 @@ struct pt_parse_state {
 /* Derived parameters and cross-option validation (facts 3.1, 5.1). */
 int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err);
 
+/* Print a parse error to err; returns 1. */
+int pt_perr(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define perr pt_perr
+
 #endif
