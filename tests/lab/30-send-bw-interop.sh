@@ -11,7 +11,8 @@ declare -A BIN=([ours]=$OURS/ib_send_bw [up]=$UPSTREAM/ib_send_bw)
 # mode | arguments | rows expected (sizes) | iterations expected ("" = any)
 # (#iterations counts all QPs, as upstream prints it: 400 for -q 4 -n 100. RC -q 4
 # uses 8 KiB x 32 deep: 64 KiB x 128 deep on 4 QPs overruns the TCG link and
-# rxe then fails the run with remote-invalid-request, ours and upstream alike.)
+# in one CI run rxe failed both cells with a 6.06 peer (remote invalid request);
+# not yet investigated.)
 MODES=(
 	"rc|-n 200|65536|200"
 	"uc|-c UC -n 200|65536|200"
