@@ -122,11 +122,15 @@ void pt_session_print_keys(struct pt_ctx *c, bool remote);
 
 /* run_bw.c ------------------------------------------------------------------------- */
 struct pt_json;
+/* --run_infinitely: called every period with the messages of that period. */
+typedef void (*pt_bw_period_fn)(struct pt_ctx *c, uint64_t msgs, uint64_t ns);
 struct pt_bw_meas {
 	uint64_t msgs;              /* completed messages over all QPs */
 	uint64_t lost;              /* UD receiver: messages that never arrived */
 	uint64_t elapsed_ns;
 	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
+	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
+	pt_bw_period_fn on_period;  /* set by the caller before the run */
 };
 int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m);
 int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m);

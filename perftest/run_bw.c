@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "clock.h"
+#include "cpustat.h"
 #include "engine.h"
 
 #define POLL_BATCH 16
@@ -16,11 +17,17 @@
 int pt_wrid_qp(uint64_t wr_id);
 uint64_t pt_wrid_index(uint64_t wr_id);
 
-/* Where a run is in time: before, inside or after the measured window. */
+/* Where a run is in time: before, inside or after the measured window.
+ * --run_infinitely has no end and prints a row every period instead. */
 struct window {
-	bool duration;
+	bool duration, infinite;
 	uint64_t t_start, t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
+	uint64_t period_ns, t_period, period_msgs;  /* --run_infinitely */
+	bool cpu;                                   /* --cpu_util */
+	struct pt_cpu_sample cpu_a, cpu_b;
+	bool armed;                                 /* -e: CQs armed for an event */
+	bool start_on_rx;                           /* duration starts at the first receive */
 };
 
 static void window_init(struct window *w, const struct pt_params *p, uint64_t now)
@@ -29,10 +36,18 @@ static void window_init(struct window *w, const struct pt_params *p, uint64_t no
 
 	memset(w, 0, sizeof(*w));
 	w->duration = p->traffic.test_type == PT_TEST_DURATION;
+	w->infinite = p->traffic.run_infinitely;
 	w->t_start = now;
 	w->t_sample = now + (uint64_t)p->traffic.margin * s;
 	w->t_stop = now + (uint64_t)(p->traffic.duration - p->traffic.margin) * s;
 	w->t_end = now + (uint64_t)p->traffic.duration * s;
+	if (w->infinite) {
+		w->t_sample = now;
+		w->t_stop = w->t_end = UINT64_MAX;
+		w->period_ns = (uint64_t)p->traffic.duration * s;
+		w->t_period = now;
+	}
+	w->cpu = p->report.cpu_util && !w->infinite;
 	w->last_progress = now;
 	w->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * s : UINT64_MAX;
 }
@@ -42,11 +57,69 @@ static bool in_sample(const struct window *w, uint64_t now)
 	return !w->duration || (now >= w->t_sample && now < w->t_stop);
 }
 
+/* Once per loop turn: CPU samples at the window's edges, and the periodic
+ * row of --run_infinitely. */
+static void window_tick(struct pt_ctx *c, struct window *w, struct pt_bw_meas *m, uint64_t now)
+{
+	if (w->cpu && !w->cpu_a.valid && now >= w->t_sample)
+		pt_cpu_read(NULL, &w->cpu_a);
+	if (w->cpu && !w->cpu_b.valid && now >= w->t_stop) {
+		pt_cpu_read(NULL, &w->cpu_b);
+		m->cpu_util = pt_cpu_util(&w->cpu_a, &w->cpu_b);
+	}
+	if (w->infinite && now - w->t_period >= w->period_ns) {
+		if (m->on_period)
+			m->on_period(c, m->msgs - w->period_msgs, now - w->t_period);
+		w->period_msgs = m->msgs;
+		w->t_period = now;
+	}
+}
+
+/* -e: nothing to poll, so sleep on the completion channel. The CQs are
+ * armed first and polled once more (a completion may have slipped in before
+ * the arming); the sleep is capped so the window and stall checks still run. */
+static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, struct ibv_cq *b)
+{
+	struct pollfd pfd = { .fd = c->channel->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (!w->armed) {
+		if ((a && ibv_req_notify_cq(a, 0)) || (b && ibv_req_notify_cq(b, 0))) {
+			fprintf(stderr, " Couldn't request CQ notification\n");
+			return -1;
+		}
+		w->armed = true;
+		return 0;
+	}
+	if (poll(&pfd, 1, 100) == 1) {
+		if (ibv_get_cq_event(c->channel, &ev_cq, &ev_ctx)) {
+			fprintf(stderr, " Failed to get a CQ event\n");
+			return -1;
+		}
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+	w->armed = false;
+	return 0;
+}
+
+/* The peer closed or wrote on the OOB socket: it has finished (or was
+ * stopped). Cheap enough for the empty-poll path only. */
+static bool peer_done(const struct pt_ctx *c)
+{
+	struct pollfd pfd = { .fd = c->oob.fd, .events = POLLIN };
+
+	return c->oob.fd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
 static int meas_alloc(const struct pt_ctx *c, struct pt_bw_meas *m, bool peak)
 {
 	uint64_t n = c->p->traffic.iters * (uint64_t)c->num_qps;
+	pt_bw_period_fn on_period = m->on_period;   /* the caller's, kept */
 
 	memset(m, 0, sizeof(*m));
+	m->on_period = on_period;
+	m->cpu_util = -1;
 	if (!peak || c->p->report.no_peak || c->p->traffic.test_type == PT_TEST_DURATION)
 		return 0;
 	m->tposted = calloc(n, sizeof(uint64_t));
@@ -148,8 +221,10 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		if (in_sample(w, now))
 			m->msgs += credit;
 	}
-	return 0;
+	return n;
 }
+
+static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now);
 
 static void reset_counters(struct pt_ctx *c)
 {
@@ -164,6 +239,7 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->num_qps;
 	uint64_t posted = 0, done = 0, now;
 	struct window w;
+	int n;
 
 	if (meas_alloc(c, m, true))
 		return -1;
@@ -173,8 +249,13 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 		now = pt_now_ns();
 		if (w.duration ? now >= w.t_end : done >= want)
 			break;
-		if (post_window(c, m, iters, &posted) || poll_send(c, m, &w, &done))
+		window_tick(c, &w, m, now);
+		if (post_window(c, m, iters, &posted) || (n = poll_send(c, m, &w, &done)) < 0)
 			return -1;
+		if (n == 0 && c->channel && wait_event(c, &w, c->send_cq, NULL))
+			return -1;
+		if (w.infinite && (pt_interrupted || sender_done(c, &w, now)))
+			break;
 		if (stalled(&w, now, "send completion", done, want))
 			return -1;
 	}
@@ -202,7 +283,7 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	w->last_progress = now;
 	if (!*t_first) {
 		*t_first = now;
-		if (w->duration) /* the receiver's clock starts with its first message */
+		if (w->duration && w->start_on_rx) /* a receiver's clock starts with its first message */
 			window_init(w, c->p, now);
 	}
 	*t_last = now;
@@ -219,21 +300,24 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		if ((w->duration || c->qps[i].recv_posted < iters) && pt_post_recv(c, i, 1))
 			return -1;
 	}
-	return 0;
+	return n;
 }
 
-/* UD is unreliable: once the sender is done (its next OOB message is waiting,
- * or for a peerless receiver a quiet second) the missing messages are lost,
- * not late. Checked only when a poll came back empty. */
-static bool ud_sender_done(struct pt_ctx *c, uint64_t now, uint64_t last_progress)
+/* The sender has finished: UD messages still missing are lost, not late
+ * (its next OOB message is waiting, or for a peerless receiver a quiet
+ * second); --run_infinitely ends when the peer stops. Checked only after
+ * 200 ms without a completion. */
+static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now)
 {
-	struct pollfd pfd = { .fd = c->oob.fd, .events = POLLIN };
-
-	if (c->p->conn.type != PT_CONN_UD || now - last_progress < 200000000ull)
+	if (now <= w->last_progress || now - w->last_progress < 200000000ull)
+		return false;
+	if (w->infinite)
+		return peer_done(c);
+	if (w->duration || c->p->conn.type != PT_CONN_UD)
 		return false;
 	if (c->p->mcast.connectionless)
-		return now - last_progress >= 1000000000ull;
-	return c->oob.fd >= 0 && poll(&pfd, 1, 0) == 1;
+		return now - w->last_progress >= 1000000000ull;
+	return peer_done(c);
 }
 
 int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
@@ -241,18 +325,27 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 	uint64_t want = c->p->traffic.iters * (uint64_t)c->num_qps;
 	uint64_t got = 0, t_first = 0, t_last = 0, now;
 	struct window w;
+	int n;
 
 	meas_alloc(c, m, false);
 	reset_counters(c);
 	window_init(&w, c->p, pt_now_ns());
+	w.start_on_rx = true;
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? (t_first && now >= w.t_end) : got >= want)
 			break;
-		if (poll_recv(c, m, &w, &got, &t_first, &t_last))
+		if (t_first)
+			window_tick(c, &w, m, now);
+		if ((n = poll_recv(c, m, &w, &got, &t_first, &t_last)) < 0)
 			return -1;
-		if (!w.duration && got && now > w.last_progress &&
-		    ud_sender_done(c, now, w.last_progress)) {
+		if (n == 0 && c->channel && wait_event(c, &w, c->recv_cq, NULL))
+			return -1;
+		if (w.infinite && pt_interrupted)
+			break;
+		if (got && sender_done(c, &w, now)) {
+			if (w.infinite)
+				break;
 			m->lost = want - got;
 			fprintf(stderr, " UD: %llu of %llu messages lost (received %llu)\n",
 				(unsigned long long)m->lost, (unsigned long long)want,
@@ -271,7 +364,8 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 	return 0;
 }
 
-/* -b: both directions at once; the server starts sending on its first receive. */
+/* -b: both directions at once; the server starts sending (and its clock)
+ * on its first receive. */
 int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 {
 	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->num_qps;
@@ -279,19 +373,28 @@ int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 	struct pt_bw_meas rx = { 0 };
 	bool client = c->p->oob.is_client;
 	struct window w;
+	int ns, nr;
 
 	if (meas_alloc(c, m, false))
 		return -1;
 	reset_counters(c);
 	window_init(&w, c->p, pt_now_ns());
+	w.start_on_rx = !client;
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? now >= w.t_end : (done >= want && got >= want))
 			break;
+		if (client || t_first)
+			window_tick(c, &w, m, now);
 		if ((client || t_first) && post_window(c, m, iters, &posted))
 			return -1;
-		if (poll_send(c, m, &w, &done) || poll_recv(c, &rx, &w, &got, &t_first, &t_last))
+		if ((ns = poll_send(c, m, &w, &done)) < 0 ||
+		    (nr = poll_recv(c, &rx, &w, &got, &t_first, &t_last)) < 0)
 			return -1;
+		if (ns + nr == 0 && c->channel && wait_event(c, &w, c->send_cq, c->recv_cq))
+			return -1;
+		if (w.infinite && (pt_interrupted || sender_done(c, &w, now)))
+			break;
 		if (stalled(&w, now, "completion", done + got, 2 * want))
 			return -1;
 	}

@@ -41,6 +41,10 @@ static int report_bw(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak)
 		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
 		return -1;
 	}
+	if (m->cpu_util >= 0) {
+		r.has_cpu_util = true;
+		r.cpu_util = m->cpu_util;
+	}
 	if (!p->traffic.bidirectional || duration) {
 		pt_session_bw_row(c, &r);
 		return 0;
@@ -67,10 +71,23 @@ static int report_bw(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak)
 	return 0;
 }
 
+/* --run_infinitely: one row per period, from that period's messages. */
+static void period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
+{
+	struct pt_bw_input in = {
+		.size = c->size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
+		.gbits = c->p->report.gbits, .post_list = 1, .cq_mod = 1,
+	};
+	struct pt_bw_result r;
+
+	if (!pt_bw_compute(&in, &r))
+		pt_session_bw_row(c, &r);
+}
+
 static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 {
 	const struct pt_params *p = c->p;
-	struct pt_bw_meas m;
+	struct pt_bw_meas m = { .on_period = period_row };
 	uint64_t iters = p->traffic.iters;
 	uint64_t pre = (iters && iters < (uint64_t)c->rx_depth) ? iters : (uint64_t)c->rx_depth;
 	int rc;
@@ -89,7 +106,7 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 		rc = pt_run_bw_send(c, &m);
 	else
 		rc = pt_run_bw_recv(c, &m);
-	if (!rc)
+	if (!rc && !p->traffic.run_infinitely)
 		rc = report_bw(c, &m, sender && !receiver);
 	pt_bw_meas_free(&m);
 	return rc;
@@ -113,10 +130,10 @@ static int connectionless_flow(struct pt_ctx *c)
 	if (p->report.output == PT_OUTPUT_FULL)
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	fflush(stdout);
-	struct pt_bw_meas m;
+	struct pt_bw_meas m = { .on_period = period_row };
 	int rc = pt_run_bw_recv(c, &m);
 
-	if (!rc)
+	if (!rc && !p->traffic.run_infinitely)
 		rc = report_bw(c, &m, false);
 	pt_bw_meas_free(&m);
 	if (rc)

@@ -76,13 +76,6 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 
 	if (pt_parse_args(tool, argc, argv, &params))
 		return PT_EXIT_FAIL;
-	/* Parsed, but the loops do not act on these yet: refuse, never ignore. */
-	if (params.traffic.use_event || params.traffic.run_infinitely || params.report.cpu_util) {
-		fprintf(stderr, "option %s is not supported by this build\n",
-			params.traffic.use_event ? "-e" :
-			params.traffic.run_infinitely ? "--run_infinitely" : "--cpu_util");
-		return PT_EXIT_FAIL;
-	}
 	pt_ctx_init(&ctx);
 	catch_signals();
 	if (pt_dev_open(&ctx, &params) || local_checks(&ctx)) {

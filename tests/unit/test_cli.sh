@@ -153,12 +153,12 @@ cases() {
 	t "-w 10 is not supported" 1 '^option -w is not supported by this build$' -- -w 10
 	t "-O is not supported" 1 '^option -O is not supported by this build$' -- -O
 	t "--odp is not supported" 1 '^option --odp is not supported by this build$' -- --odp
-	# parsed, but not acted on by the run loops yet: refused, never ignored
-	t "-e is not supported yet" 1 '^option -e is not supported by this build$' -- -d $NODEV -e
-	t "--run_infinitely is not supported yet" 1 \
-		'^option --run_infinitely is not supported by this build$' -- -d $NODEV --run_infinitely
-	t "--cpu_util is not supported yet" 1 '^option --cpu_util is not supported by this build$' \
-		-- -d $NODEV -D 4 --cpu_util
+	# accepted and acted on: they get as far as the device
+	t "-e parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV -e
+	t "--run_infinitely parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV --run_infinitely
+	t "--cpu_util -D 4 parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV -D 4 --cpu_util
+	t "--cpu_util needs -D" 1 'cpu_util is only valid in duration mode' -- -d $NODEV --cpu_util
+	t "-e -D is refused" 1 'cannot be combined with events' -- -d $NODEV -e -D 4
 
 	# unknown options, bad values, bad combinations
 	t "--bogus is an invalid flag" 1 "unrecognized or ambiguous option '--bogus'" -- --bogus

@@ -1,0 +1,125 @@
+#!/bin/bash
+# ib_send_bw run modes beyond the interop matrix: -e (completion events),
+# --run_infinitely stopped by SIGINT, --cpu_util, -b --report-both (ours and
+# 6.06 as the peer), the -a JSON document, and SIGINT on a multicast
+# receiver (exit 130, group left).
+. "$(dirname "$0")/lib.sh"
+lab_require 2
+O=$OURS/ib_send_bw U=$UPSTREAM/ib_send_bw
+A="-d rxe0 -x $GIDX"
+SHARE=$("$LAB" share)
+
+# cpu_share FILE: child CPU seconds / wall seconds, from "wall_ms N" and
+# bash's `times` (second line: children's user and system time).
+cpu_share() {
+	awk '/^wall_ms/ { w = $2 / 1000 }
+	     /^[0-9]+m[0-9.]+s [0-9]+m[0-9.]+s$/ { n++; if (n == 2) {
+		split($1, u, /[ms]/); split($2, s, /[ms]/); c = u[1] * 60 + u[2] + s[1] * 60 + s[2] } }
+	     END { if (w > 0) printf "%.3f\n", c / w; else print "nan" }' "$1"
+}
+timed() { echo "s=\$(date +%s%N); $1; rc=\$?; e=\$(date +%s%N); echo wall_ms \$(( (e-s)/1000000 )); times; exit \$rc"; }
+
+# -e: same results as polling, and the client sleeps on the completion
+# channel instead of spinning: its CPU share is well below the polling run's.
+args="$A -s 4096 -n 1500"
+"$LAB" exec 1 --timeout 120 -- $O $args -e -p 18701 > "$T/ev.srv" 2>&1 & sp=$!
+wait_listen 1 18701
+"$LAB" exec 2 --timeout 120 -- bash -c "$(timed "$O $args -e -p 18701 $("$LAB" addr 1) > $SHARE/ev.cli 2>&1")" > "$T/ev.times" 2>&1
+erc=$?; wait $sp; esrv=$?
+"$LAB" exec 1 --timeout 120 -- $O $args -p 18702 > "$T/po.srv" 2>&1 & sp=$!
+wait_listen 1 18702
+"$LAB" exec 2 --timeout 120 -- bash -c "$(timed "$O $args -p 18702 $("$LAB" addr 1) > $SHARE/po.cli 2>&1")" > "$T/po.times" 2>&1
+prc=$?; wait $sp
+se=$(cpu_share "$T/ev.times") sp=$(cpu_share "$T/po.times")
+if ((erc == 0 && esrv == 0 && prc == 0)) && grep -q 'Test with events. Using rxe0_comp' "$SHARE/ev.cli" &&
+   same_rows "$SHARE/ev.cli" "$T/ev.srv" && expect_row events "$SHARE/ev.cli" 4096 1500 &&
+   awk -v e="$se" -v p="$sp" 'BEGIN { exit !(e < 0.6 * p) }'; then
+	result pass events; note "events: CPU share with -e $se, polling $sp"
+else
+	result fail events "exit $erc/$esrv/$prc, CPU share -e $se vs polling $sp"
+	show "$SHARE/ev.cli"; show "$T/ev.srv"; show "$T/ev.times"; show "$T/po.times"
+fi
+
+# --run_infinitely: a row every -D seconds until SIGINT; the client exits
+# 130, the server sees the peer stop and exits 0.
+args="$A -s 4096 --run_infinitely -D 2"
+"$LAB" exec 1 --timeout 120 -- $O $args -p 18703 > "$T/inf.srv" 2>&1 & sp=$!
+wait_listen 1 18703
+"$LAB" exec 2 --timeout 120 -- timeout --preserve-status -s INT 9 $O $args -p 18703 "$("$LAB" addr 1)" > "$T/inf.cli" 2>&1
+crc=$?; wait $sp; src=$?
+nc=$(result_rows "$T/inf.cli" | awk '$1 == 4096 && $4 > 0' | wc -l)
+ns=$(result_rows "$T/inf.srv" | awk '$1 == 4096 && $4 > 0' | wc -l)
+if ((crc == 130 && src == 0 && nc >= 2 && ns >= 2)) && grep -q 'Interrupted by signal 2' "$T/inf.cli"; then
+	result pass run-infinitely-sigint; note "run_infinitely: client exit 130 after $nc rows, server exit 0 after $ns rows"
+else
+	result fail run-infinitely-sigint "client exit $crc ($nc rows), server exit $src ($ns rows)"
+	show "$T/inf.cli"; show "$T/inf.srv"
+fi
+
+# --cpu_util: the extra column in the table and "CPU_util" in the JSON.
+args="$A -s 4096 -D 4 --cpu_util"
+run_pair cpu 1 2 18704 "$O $args --out_json --out_json_file=$SHARE/cpu.json" "$O $args"
+u=$(awk '/CPU_Util\[%\]/ { h = 1; next } h && $1 == 4096 { print $NF; exit }' "$T/cpu.cli")
+if ((SRV_RC == 0 && CLI_RC == 0)) && awk -v u="$u" 'BEGIN { exit !(u > 0 && u <= 100) }' &&
+   python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["results"]; sys.exit(not (0 < r["CPU_util"] <= 100))' "$SHARE/cpu.json"; then
+	result pass cpu-util; note "cpu_util: client $u %, server JSON $(grep -m1 -o '"CPU_util": [0-9.]*' "$SHARE/cpu.json")"
+else
+	result fail cpu-util "exit $SRV_RC/$CLI_RC, client column '$u'"; show "$T/cpu.cli"; cat "$SHARE/cpu.json" >&2
+fi
+
+# -b --report-both: local, remote and sum rows; the sum is local + remote.
+# Against 6.06 in both roles too (the five-part report exchange).
+bidir_ok() { # FILE: three rows (local, remote, sum) with sum ~ local + remote
+	result_rows "$1" | awk '$1 == 65536 { bw[++n] = $4 } END {
+		exit !(n == 3 && bw[1] > 0 && bw[2] > 0 && (bw[3] - bw[1] - bw[2])^2 < (0.01 * bw[3])^2 + 0.0001) }' &&
+	grep -q 'Local results' "$1" && grep -q 'Remote results' "$1"
+}
+for pair in ours:ours ours:up up:ours; do
+	s=${pair%:*} c=${pair#*:}
+	declare -n sb=$([[ $s == ours ]] && echo O || echo U) cb=$([[ $c == ours ]] && echo O || echo U)
+	run_pair "bi-$s-$c" 1 2 18710 "$sb $A -F -b --report-both -n 200" "$cb $A -F -b --report-both -n 200"
+	unset -n sb cb
+	ok=1
+	((SRV_RC == 0 && CLI_RC == 0)) || ok=0
+	for side in srv cli; do
+		f=$T/bi-$s-$c.$side who=$([[ $side == srv ]] && echo "$s" || echo "$c")
+		[[ $who == ours ]] && { bidir_ok "$f" || ok=0; }
+		[[ $who == up ]] && { result_rows "$f" | awk '$1 == 65536 && $4 > 0 { f = 1 } END { exit !f }' || ok=0; }
+	done
+	if ((ok)); then
+		result pass "bidir-report-both/$s-$c"; note "bidir $s-$c: $(result_rows "$T/bi-$s-$c.cli" | tail -1)"
+	else
+		result fail "bidir-report-both/$s-$c" "exit $SRV_RC/$CLI_RC"; show "$T/bi-$s-$c.srv"; show "$T/bi-$s-$c.cli"
+	fi
+done
+
+# -a --out_json: one valid document keeping every size (2 B .. 8 MiB).
+run_pair all-json 1 2 18705 "$O $A -a -n 5 --out_json --out_json_file=$SHARE/all.json" "$O $A -a -n 5"
+if ((SRV_RC == 0 && CLI_RC == 0)) && python3 - "$SHARE/all.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sizes = [r["MsgSize"] for r in d["all_results"]]
+assert sizes == [1 << i for i in range(1, 24)], sizes
+assert d["results"] == d["all_results"][-1]
+assert all(r["n_iterations"] == 5 and r["BW_average"] > 0 for r in d["all_results"])
+assert d["test_info"]["test"] == "Send_BW_Test"
+EOF
+then
+	result pass all-sizes-json; note "-a JSON: 23 sizes kept in all_results"
+else
+	result fail all-sizes-json "exit $SRV_RC/$CLI_RC"; cat "$SHARE/all.json" >&2
+fi
+
+# SIGINT on a multicast receiver: it is in the group while it waits, exits
+# 130 on SIGINT and leaves the group.
+"$LAB" exec 2 --timeout 60 -- timeout --preserve-status -s INT 8 $O $A -c UD -g -M 225.1.1.20 \
+	--connectionless -n 100 > "$T/mc.out" 2>&1 & mp=$!
+for _ in $(seq 40); do grep -q '#bytes' "$T/mc.out" && break; sleep 0.5; done
+joined=$("$LAB" exec 2 -- ip maddr show dev eth0 | grep -c 225.1.1.20)
+wait $mp; mrc=$?
+left=$("$LAB" exec 2 -- ip maddr show dev eth0 | grep -c 225.1.1.20)
+if ((mrc == 130 && joined >= 1 && left == 0)); then
+	result pass mcast-sigint; note "multicast receiver: joined, SIGINT -> exit 130, group left"
+else
+	result fail mcast-sigint "exit $mrc, in group while waiting: $joined, after exit: $left"; show "$T/mc.out"
+fi
