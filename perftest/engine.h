@@ -47,6 +47,7 @@ struct pt_ctx {
 	uint64_t size;              /* message size of the current run */
 	uint64_t max_size;          /* buffers are sized for this */
 	int tx_depth, rx_depth, cq_mod, inline_size;
+	int out_reads;              /* READ/ATOMIC in flight we accept (-o); else 1 */
 
 	struct ibv_pd *pd;
 	uint8_t *buf;
@@ -112,6 +113,8 @@ int pt_session_start(struct pt_ctx *c);
 /* One key exchange per QP: fill my_keys, receive rem_keys. */
 int pt_session_xchg_keys(struct pt_ctx *c, bool print);
 int pt_session_barrier(struct pt_ctx *c);
+/* A barrier with no timeout (keepalive instead) while the peer runs. */
+int pt_session_wait_peer_run(struct pt_ctx *c);
 /* Fill c->info and print the header block (and start the JSON document). */
 int pt_session_print_header(struct pt_ctx *c);
 /* Print (and record in JSON) one BW result row. */
@@ -132,6 +135,24 @@ struct pt_bw_meas {
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	pt_bw_period_fn on_period;  /* set by the caller before the run */
 };
+/* run_lat.c ------------------------------------------------------------------------ */
+/* Beyond this many iterations latency samples go to a histogram (results.h)
+ * instead of an array: bounded memory, <= 0.78 % error. */
+#define PT_LAT_RAW_MAX 10000000ull
+struct pt_hist;
+struct pt_lat_meas {
+	uint64_t *stamps;           /* iteration mode: post time of each iteration */
+	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX */
+	uint64_t t_prev;            /* with hist: the previous post time */
+	uint64_t n;                 /* stamps taken */
+	uint64_t iters;             /* duration mode: round trips inside the window */
+	uint64_t elapsed_ns;        /* duration mode: the window */
+};
+int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m);
+int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m);
+int pt_run_lat_read(struct pt_ctx *c, struct pt_lat_meas *m);
+void pt_lat_meas_free(struct pt_lat_meas *m);
+
 int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m);
 int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m);
 int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include "clock.h"
 #include "oob.h"
@@ -472,5 +473,19 @@ int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			return r;
 		pt_bw_field_decode(theirs, f, c->peer.iters_size, in);
 	}
+	return 0;
+}
+
+int pt_oob_keepalive(struct pt_oob *c, int idle_s)
+{
+	int on = 1, idle = idle_s, intvl = idle_s > 1 ? idle_s / 2 : 1, cnt = 3;
+
+	if (c->fd < 0)
+		return -EINVAL;
+	if (setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) ||
+	    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) ||
+	    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) ||
+	    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)))
+		return fail(c, errno, "keepalive: %s", strerror(errno));
 	return 0;
 }

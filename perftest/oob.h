@@ -28,6 +28,9 @@ struct pt_oob {
 void pt_oob_init(struct pt_oob *c);
 /* Both timeouts at once (milliseconds, < 0 for none). */
 void pt_oob_set_timeout(struct pt_oob *c, int ms);
+/* TCP keepalive probes after idle_s seconds of silence: a wait with no
+ * timeout still ends when the peer's host goes away. */
+int pt_oob_keepalive(struct pt_oob *c, int idle_s);
 /* Announce another version (tests fake old/new peers with this). */
 void pt_oob_set_version(struct pt_oob *c, const char *version);
 const char *pt_oob_strerror(const struct pt_oob *c);

@@ -12,7 +12,7 @@ void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->lid = c->port_attr.lid;
-	k->out_reads = 1;
+	k->out_reads = (uint16_t)c->out_reads;
 	k->qpn = c->qps[i].qp->qp_num;
 	k->psn = c->qps[i].psn;
 	k->rkey = c->mr->rkey;
@@ -53,7 +53,7 @@ static int to_rtr_rts(struct pt_ctx *c, int i, bool will_send)
 		fill_ah_attr(c, rem, &a.ah_attr);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (p->conn.type == PT_CONN_RC) {
-			a.max_dest_rd_atomic = 1;
+			a.max_dest_rd_atomic = (uint8_t)c->out_reads;
 			a.min_rnr_timer = 12;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
@@ -109,7 +109,8 @@ static size_t cycle_offset(const struct pt_ctx *c, uint64_t k)
 {
 	uint64_t cycle = (uint64_t)c->page_size, step;
 
-	if (c->size > cycle / 2)
+	/* latency tests keep one address: write_lat polls its last byte */
+	if (c->size > cycle / 2 || c->p->tool->kind == PT_KIND_LAT)
 		return 0;
 	step = (c->size + (uint64_t)c->cache_line - 1) / (uint64_t)c->cache_line * (uint64_t)c->cache_line;
 	if (step < (uint64_t)c->cache_line)
@@ -155,31 +156,91 @@ static bool signaled(const struct pt_ctx *c, uint64_t k, uint64_t iters)
 	return (k + 1) % (uint64_t)c->cq_mod == 0 || (iters && k + 1 == iters);
 }
 
+/* What WR k of QP i moves: the local buffer, its length, and for RDMA
+ * verbs the peer's address (its advertised region, cycled like ours). */
+struct wr_target {
+	void *local;
+	uint32_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+};
+
+static void wr_target(const struct pt_ctx *c, int i, uint64_t k, struct wr_target *t)
+{
+	const struct pt_qp *q = &c->qps[i];
+	size_t off = cycle_offset(c, k);
+
+	t->local = q->send_buf + off;
+	t->len = c->p->tool->verb == PT_VERB_ATOMIC ? 8 : (uint32_t)c->size;
+	t->raddr = c->rem_keys[i].vaddr + off;
+	t->rkey = c->rem_keys[i].rkey;
+}
+
+static bool use_inline(const struct pt_ctx *c)
+{
+	enum pt_verb v = c->p->tool->verb;
+
+	return (v == PT_VERB_SEND || v == PT_VERB_WRITE) && c->size <= (uint64_t)c->inline_size;
+}
+
+/* The builder for the tool's verb (facts 4.2: setters follow the builder). */
+static void wr_build(const struct pt_ctx *c, struct ibv_qp_ex *qx, const struct wr_target *t)
+{
+	switch (c->p->tool->verb) {
+	case PT_VERB_WRITE:
+		ibv_wr_rdma_write(qx, t->rkey, t->raddr);
+		break;
+	case PT_VERB_READ:
+		ibv_wr_rdma_read(qx, t->rkey, t->raddr);
+		break;
+	case PT_VERB_ATOMIC:
+		if (c->p->traffic.atomic_type == PT_ATOMIC_CMP_AND_SWAP)
+			ibv_wr_atomic_cmp_swp(qx, t->rkey, t->raddr, 0, 0);
+		else
+			ibv_wr_atomic_fetch_add(qx, t->rkey, t->raddr, 1);
+		break;
+	default:
+		ibv_wr_send(qx);
+	}
+}
+
 static int post_send_new(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 {
 	struct pt_qp *q = &c->qps[i];
 	struct ibv_qp_ex *qx = q->qpx;
 	bool ud = c->p->conn.type == PT_CONN_UD;
-	bool inl = c->size <= (uint64_t)c->inline_size;
+	bool inl = use_inline(c);
 
 	ibv_wr_start(qx);
 	for (unsigned j = 0; j < n; j++) {
 		uint64_t k = q->posted + j;
-		void *addr = q->send_buf + cycle_offset(c, k);
+		struct wr_target t;
 
+		wr_target(c, i, k, &t);
 		qx->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK);
 		qx->wr_flags = (signaled(c, k, iters) ? IBV_SEND_SIGNALED : 0) |
 			       (inl ? IBV_SEND_INLINE : 0);
-		ibv_wr_send(qx);
-		/* Setters patch the WR the builder just started: builder first. */
+		wr_build(c, qx, &t);
 		if (ud)
 			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, PT_QKEY);
 		if (inl)
-			ibv_wr_set_inline_data(qx, addr, (size_t)c->size);
+			ibv_wr_set_inline_data(qx, t.local, t.len);
 		else
-			ibv_wr_set_sge(qx, c->mr->lkey, (uintptr_t)addr, (uint32_t)c->size);
+			ibv_wr_set_sge(qx, c->mr->lkey, (uintptr_t)t.local, t.len);
 	}
 	return ibv_wr_complete(qx);
+}
+
+static enum ibv_wr_opcode old_opcode(const struct pt_ctx *c)
+{
+	switch (c->p->tool->verb) {
+	case PT_VERB_WRITE: return IBV_WR_RDMA_WRITE;
+	case PT_VERB_READ: return IBV_WR_RDMA_READ;
+	case PT_VERB_ATOMIC:
+		return c->p->traffic.atomic_type == PT_ATOMIC_CMP_AND_SWAP ?
+		       IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+	default: return IBV_WR_SEND;
+	}
 }
 
 static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
@@ -188,7 +249,8 @@ static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 	struct pt_qp *q = &c->qps[i];
 	struct ibv_send_wr wr[MAX_CHAIN], *bad;
 	struct ibv_sge sge[MAX_CHAIN];
-	bool inl = c->size <= (uint64_t)c->inline_size;
+	enum ibv_wr_opcode op = old_opcode(c);
+	bool inl = use_inline(c);
 	unsigned done = 0;
 
 	while (done < n) {
@@ -197,18 +259,18 @@ static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 
 		for (unsigned j = 0; j < m; j++) {
 			uint64_t k = q->posted + done + j;
+			struct wr_target t;
 
+			wr_target(c, i, k, &t);
 			sge[j] = (struct ibv_sge){
-				.addr = (uintptr_t)(q->send_buf + cycle_offset(c, k)),
-				.length = (uint32_t)c->size,
-				.lkey = c->mr->lkey,
+				.addr = (uintptr_t)t.local, .length = t.len, .lkey = c->mr->lkey,
 			};
 			wr[j] = (struct ibv_send_wr){
 				.wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK),
 				.next = j + 1 < m ? &wr[j + 1] : NULL,
 				.sg_list = &sge[j],
 				.num_sge = 1,
-				.opcode = IBV_WR_SEND,
+				.opcode = op,
 				.send_flags = (signaled(c, k, iters) ? IBV_SEND_SIGNALED : 0) |
 					      (inl ? IBV_SEND_INLINE : 0),
 			};
@@ -216,6 +278,14 @@ static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 				wr[j].wr.ud.ah = q->ah;
 				wr[j].wr.ud.remote_qpn = q->remote_qpn;
 				wr[j].wr.ud.remote_qkey = PT_QKEY;
+			} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_READ) {
+				wr[j].wr.rdma.remote_addr = t.raddr;
+				wr[j].wr.rdma.rkey = t.rkey;
+			} else if (op != IBV_WR_SEND) {
+				wr[j].wr.atomic.remote_addr = t.raddr;
+				wr[j].wr.atomic.rkey = t.rkey;
+				wr[j].wr.atomic.compare_add = op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
+				wr[j].wr.atomic.swap = 0;
 			}
 		}
 		rc = ibv_post_send(q->qp, wr, &bad);

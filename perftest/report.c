@@ -148,8 +148,8 @@ int pt_report_lat_header(FILE *f)
 {
 	if (!f)
 		return -EINVAL;
-	/* GAP: four spaces before t_typical, like the other columns. */
-	fputs(" #bytes #iterations    t_min[usec]    t_max[usec]    t_typical[usec]"
+	/* Spacing as Debian's 6.06 prints it (two spaces before t_typical). */
+	fputs(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]"
 	      "    t_avg[usec]    t_stdev[usec]   99% percentile[usec]"
 	      "   99.9% percentile[usec] \n", f);
 	return done(f);
@@ -159,9 +159,8 @@ int pt_report_lat_row(FILE *f, const struct pt_lat_result *r)
 {
 	if (!f || !r)
 		return -EINVAL;
-	/* GAP: eight spaces before t_typical puts it under its header, as
-	 * the eight before t_max do. */
-	fprintf(f, " %-7lu %" PRIu64 "          %-7.2f        %-7.2f        %-7.2f"
+	/* Spacing as Debian's 6.06 prints it (six spaces before t_typical). */
+	fprintf(f, " %-7lu %" PRIu64 "          %-7.2f        %-7.2f      %-7.2f"
 		"  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
 		(unsigned long)r->size, r->iters, r->t_min, r->t_max,
 		r->t_typical, r->t_avg, r->t_stdev, r->p99, r->p99_9);

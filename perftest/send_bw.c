@@ -9,85 +9,16 @@
 #include "engine.h"
 #include "tool.h"
 
-/* Sizes of this run: one, or 2..max_size by powers of two with -a. */
-static uint64_t next_size(const struct pt_ctx *c, uint64_t s)
+/* send_bw swaps -b reports only in iteration mode (facts 1.7). */
+static bool bidir_xchg(const struct pt_ctx *c)
 {
-	if (!c->p->traffic.all_sizes)
-		return 0;
-	return s * 2 <= c->max_size ? s * 2 : 0;
-}
-
-static int report_bw(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak)
-{
-	const struct pt_params *p = c->p;
-	bool duration = p->traffic.test_type == PT_TEST_DURATION;
-	struct pt_bw_input in = {
-		.size = c->size,
-		/* upstream's #iterations column counts all QPs' messages */
-		.iters = duration || m->lost ? m->msgs : p->traffic.iters * (uint64_t)c->num_qps,
-		.msgs = m->msgs,
-		.elapsed_ns = m->elapsed_ns,
-		.gbits = p->report.gbits,
-		.tposted = peak ? m->tposted : NULL,
-		.tcompleted = peak ? m->tcompleted : NULL,
-		.post_list = (unsigned)p->traffic.post_list,
-		.cq_mod = (unsigned)c->cq_mod,
-	};
-	struct pt_bw_result r, remote, sum;
-	struct pt_bw_report mine, theirs;
-	int rc = pt_bw_compute(&in, &r);
-
-	if (rc) {
-		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
-		return -1;
-	}
-	if (m->cpu_util >= 0) {
-		r.has_cpu_util = true;
-		r.cpu_util = m->cpu_util;
-	}
-	if (!p->traffic.bidirectional || duration) {
-		pt_session_bw_row(c, &r);
-		return 0;
-	}
-	/* -b: both sides swap their numbers and print the sum (facts 1.7). */
-	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
-	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
-		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->oob));
-		return -1;
-	}
-	remote = r;
-	remote.bw_peak = theirs.bw_peak;
-	remote.bw_avg = theirs.bw_avg;
-	remote.msg_rate = theirs.msg_rate;
-	if (p->report.report_both && p->report.output == PT_OUTPUT_FULL) {
-		printf(" Local results:\n");
-		pt_report_bw_row(stdout, &r);
-		printf(" Remote results:\n");
-		pt_report_bw_row(stdout, &remote);
-		printf(" Sum:\n");
-	}
-	pt_bw_sum(&r, &remote, &sum);
-	pt_session_bw_row(c, &sum);
-	return 0;
-}
-
-/* --run_infinitely: one row per period, from that period's messages. */
-static void period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
-{
-	struct pt_bw_input in = {
-		.size = c->size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
-		.gbits = c->p->report.gbits, .post_list = 1, .cq_mod = 1,
-	};
-	struct pt_bw_result r;
-
-	if (!pt_bw_compute(&in, &r))
-		pt_session_bw_row(c, &r);
+	return c->p->traffic.bidirectional && c->p->traffic.test_type != PT_TEST_DURATION;
 }
 
 static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 {
 	const struct pt_params *p = c->p;
-	struct pt_bw_meas m = { .on_period = period_row };
+	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
 	uint64_t iters = p->traffic.iters;
 	uint64_t pre = (iters && iters < (uint64_t)c->rx_depth) ? iters : (uint64_t)c->rx_depth;
 	int rc;
@@ -107,7 +38,7 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	else
 		rc = pt_run_bw_recv(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
-		rc = report_bw(c, &m, sender && !receiver);
+		rc = pt_bw_report(c, &m, sender && !receiver, bidir_xchg(c), NULL);
 	pt_bw_meas_free(&m);
 	return rc;
 }
@@ -130,11 +61,11 @@ static int connectionless_flow(struct pt_ctx *c)
 	if (p->report.output == PT_OUTPUT_FULL)
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	fflush(stdout);
-	struct pt_bw_meas m = { .on_period = period_row };
+	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
 	int rc = pt_run_bw_recv(c, &m);
 
 	if (!rc && !p->traffic.run_infinitely)
-		rc = report_bw(c, &m, false);
+		rc = pt_bw_report(c, &m, false, false, NULL);
 	pt_bw_meas_free(&m);
 	if (rc)
 		return PT_EXIT_RUN_FAILED;
@@ -173,7 +104,7 @@ int pt_send_bw_flow(struct pt_ctx *c)
 		printf(PT_RESULT_LINE);
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	}
-	for (uint64_t s = p->traffic.all_sizes ? 2 : c->size; s; s = next_size(c, s)) {
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->size; s; s = pt_next_size(c, s)) {
 		c->size = s;
 		if (run_one_size(c, sender, receiver))
 			return PT_EXIT_RUN_FAILED;

@@ -142,6 +142,21 @@ int pt_session_barrier(struct pt_ctx *c)
 	return 0;
 }
 
+/* A barrier that waits for the peer's whole run (a write/read/atomic BW
+ * server, a read_lat server): no timeout, since a run has no known length,
+ * but TCP keepalive ends the wait when the peer's host goes away, and a
+ * peer that exits closes the socket. */
+int pt_session_wait_peer_run(struct pt_ctx *c)
+{
+	int saved = c->oob.timeout_ms, rc;
+
+	pt_oob_keepalive(&c->oob, 10);
+	c->oob.timeout_ms = -1;
+	rc = pt_session_barrier(c);
+	c->oob.timeout_ms = saved;
+	return rc;
+}
+
 static const char *verb_name(enum pt_verb v)
 {
 	switch (v) {
@@ -193,7 +208,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.gid_index = c->gid_index,
 		.outstanding_reads = reads,
 		.max_inline = c->inline_size,
-		.out_reads = 1,
+		.out_reads = c->out_reads,
 		.rdma_cm_qps = p->conn.rdma_cm_qps,
 		.data_ex_method = p->conn.rdma_cm_oob ? "rdma_cm" : "Ethernet",
 		.tos = p->dev.tos,

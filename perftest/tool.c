@@ -29,6 +29,13 @@ static int local_checks(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
 	struct in_addr group;
+	int max_rd = c->dev_attr.orig_attr.max_qp_rd_atom;
+
+	if (p->traffic.out_reads > max_rd) {
+		fprintf(stderr, " -o %d is more than %s allows per QP (max_qp_rd_atom %d)\n",
+			p->traffic.out_reads, c->devname, max_rd);
+		return -1;
+	}
 
 	if (p->mcast.enabled && c->is_roce && !p->oob.is_client) {
 		bool v4gid = c->gid.raw[10] == 0xff && c->gid.raw[11] == 0xff;
@@ -41,6 +48,28 @@ static int local_checks(struct pt_ctx *c)
 		}
 	}
 	return 0;
+}
+
+/* -o, or as many as the device allows, for READ and ATOMIC; 1 otherwise. */
+static int out_reads(const struct pt_ctx *c)
+{
+	enum pt_verb v = c->p->tool->verb;
+	int max = c->dev_attr.orig_attr.max_qp_rd_atom;
+
+	if (v != PT_VERB_READ && v != PT_VERB_ATOMIC)
+		return 1;
+	if (max < 1)
+		max = 1;
+	if (c->p->traffic.out_reads && c->p->traffic.out_reads < max)
+		return c->p->traffic.out_reads;
+	return max;
+}
+
+uint64_t pt_next_size(const struct pt_ctx *c, uint64_t s)
+{
+	if (!c->p->traffic.all_sizes)
+		return 0;
+	return s * 2 <= c->max_size ? s * 2 : 0;
 }
 
 int pt_tool_prepare(struct pt_ctx *c)
@@ -86,6 +115,7 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	ctx.rx_depth = params.traffic.rx_depth;
 	ctx.cq_mod = params.traffic.cq_mod;
 	ctx.inline_size = pt_inline_default(&params, false);
+	ctx.out_reads = out_reads(&ctx);
 	rc = flow(&ctx);
 	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */
 	if (pt_interrupted) {

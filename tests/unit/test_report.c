@@ -245,8 +245,8 @@ static void test_lat_tables(void **state)
 	assert_int_equal(pt_report_lat_dur_row(c.f, &d), 0);
 	s = cap_close(&c);
 	assert_string_equal(s,
-		" #bytes #iterations    t_min[usec]    t_max[usec]    t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
-		" 2       1000          1.23           4.56           1.50     \t       1.60        \t0.10   \t\t2.50    \t\t3.75   \n"
+		" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+		" 2       1000          1.23           4.56         1.50     \t       1.60        \t0.10   \t\t2.50    \t\t3.75   \n"
 		" #bytes #iterations       t_avg[usec]    tps average\n"
 		" 2             123456            1.25       400000.00\n");
 	free(s);

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Latency loops (facts 5.4), one QP, one message in flight:
+ *  - send_lat: ping-pong of SENDs; the client sends first.
+ *  - write_lat: ping-pong through memory; each side writes its send count
+ *    into the last payload byte and spins on the last byte of its own
+ *    region; the server writes first.
+ *  - read_lat / atomic_lat: the client alone, one READ or atomic at a time.
+ * Iteration i's post time is stamped; samples are the differences of
+ * consecutive stamps (one round trip each). Duration mode counts the round
+ * trips inside the window instead. Every wait is bounded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clock.h"
+#include "engine.h"
+#include "results.h"
+
+struct lat_run {
+	struct pt_ctx *c;
+	struct pt_lat_meas *m;
+	bool duration, started;
+	uint64_t t_sample, t_stop, t_end;
+	uint64_t last_progress, stall_ns;
+};
+
+static void lat_start(struct lat_run *r, uint64_t now)
+{
+	const struct pt_traffic_params *t = &r->c->p->traffic;
+	const uint64_t s = 1000000000ull;
+
+	r->started = true;
+	r->t_sample = now + (uint64_t)t->margin * s;
+	r->t_stop = now + (uint64_t)(t->duration - t->margin) * s;
+	r->t_end = now + (uint64_t)t->duration * s;
+}
+
+static void lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	const struct pt_params *p = c->p;
+	uint64_t iters = p->traffic.iters;
+
+	memset(r, 0, sizeof(*r));
+	memset(m, 0, sizeof(*m));
+	r->c = c;
+	r->m = m;
+	r->duration = p->traffic.test_type == PT_TEST_DURATION;
+	r->last_progress = pt_now_ns();
+	r->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * 1000000000ull : UINT64_MAX;
+	if (!r->duration && iters > PT_LAT_RAW_MAX) {
+		m->hist = pt_hist_new();
+		if (!m->hist)
+			fprintf(stderr, " Couldn't allocate the latency histogram\n");
+	} else if (!r->duration) {
+		m->stamps = calloc(iters, sizeof(uint64_t));
+		if (!m->stamps)
+			fprintf(stderr, " Couldn't allocate %llu timestamps\n", (unsigned long long)iters);
+	}
+}
+
+/* false once the run must stop: duration over, interrupted or stalled. */
+static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
+{
+	if (pt_interrupted)
+		return false;
+	if (r->duration && r->started && now >= r->t_end)
+		return false;
+	if (now > r->last_progress && now - r->last_progress >= r->stall_ns) {
+		fprintf(stderr, " No %s for %llu seconds, exiting.\n", what,
+			(unsigned long long)(r->stall_ns / 1000000000ull));
+		return false;
+	}
+	return true;
+}
+
+/* Iteration i posts now: stamp it, or count it inside the window. */
+static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
+{
+	if (r->m->hist) {
+		if (i)
+			pt_hist_record(r->m->hist, now - r->m->t_prev);
+		r->m->t_prev = now;
+		r->m->n = i + 1;
+		return;
+	}
+	if (!r->duration) {
+		r->m->stamps[i] = now;
+		r->m->n = i + 1;
+		return;
+	}
+	if (!r->started)
+		lat_start(r, now);
+	if (now >= r->t_sample && now < r->t_stop)
+		r->m->iters++;
+}
+
+/* Spin on one CQ until a completion (1), the end of the run (0) or an
+ * error (-1). */
+static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struct ibv_wc *wc)
+{
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+		uint64_t now;
+
+		if (n < 0) {
+			fprintf(stderr, " Poll CQ failed\n");
+			return -1;
+		}
+		if (n == 1) {
+			r->last_progress = pt_now_ns();
+			if (wc->status == IBV_WC_SUCCESS)
+				return 1;
+			fprintf(stderr, " Completion with error at %s\n Failed status %d: %s (wr_id 0x%llx, vendor_err 0x%x)\n",
+				side, wc->status, ibv_wc_status_str(wc->status),
+				(unsigned long long)wc->wr_id, wc->vendor_err);
+			return -1;
+		}
+		now = pt_now_ns();
+		if (!lat_waiting(r, now, "completion"))
+			return pt_interrupted || now - r->last_progress >= r->stall_ns ? -1 : 0;
+	}
+}
+
+static bool more(const struct lat_run *r, uint64_t i)
+{
+	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->c->p->traffic.iters;
+}
+
+static int lat_end(struct lat_run *r)
+{
+	if (r->duration)
+		r->m->elapsed_ns = r->t_stop - r->t_sample;
+	return 0;
+}
+
+/* Post one send-queue WR (the tool's verb) and wait for its completion. */
+static int post_one(struct lat_run *r, uint64_t i, const char *side)
+{
+	struct ibv_wc wc;
+	int rc;
+
+	/* per-iteration numbering restarts the signaling rule every WR */
+	r->c->qps[0].posted = 0;
+	if (pt_post_send(r->c, 0, 1, 1))
+		return -1;
+	(void)i;
+	rc = wait_cq(r, r->c->send_cq, side, &wc);
+	return rc;
+}
+
+
+int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	bool client = c->p->oob.is_client;
+	const char *side = client ? "client" : "server";
+	uint64_t iters = c->p->traffic.iters;
+	struct lat_run r;
+	struct ibv_wc wc;
+	uint64_t i;
+	int rc;
+
+	lat_init(&r, c, m);
+	if (!r.duration && !m->stamps && !m->hist)
+		return -1;
+	for (i = 0; more(&r, i); i++) {
+		if (!client || i > 0) {
+			if ((rc = wait_cq(&r, c->recv_cq, side, &wc)) <= 0)
+				return rc < 0 ? -1 : lat_end(&r);
+			if ((r.duration || c->qps[0].recv_posted < iters) && pt_post_recv(c, 0, 1))
+				return -1;
+		}
+		lat_stamp(&r, i, pt_now_ns());
+		if ((rc = post_one(&r, i, side)) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+	}
+	/* the client's last ping comes back once more */
+	if (client && !r.duration && wait_cq(&r, c->recv_cq, side, &wc) <= 0)
+		return -1;
+	return lat_end(&r);
+}
+
+/* write_lat: wait until the peer's count (the last byte it wrote into our
+ * region) reaches want. */
+static int wait_byte(struct lat_run *r, uint8_t want)
+{
+	volatile uint8_t *last = r->c->qps[0].recv_buf + r->c->size - 1;
+
+	while (*last != want) {
+		uint64_t now = pt_now_ns();
+
+		if (!lat_waiting(r, now, "write from the peer"))
+			return pt_interrupted || now - r->last_progress >= r->stall_ns ? -1 : 0;
+	}
+	r->last_progress = pt_now_ns();
+	return 1;
+}
+
+int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	bool client = c->p->oob.is_client;
+	const char *side = client ? "client" : "server";
+	uint8_t *payload_last = c->qps[0].send_buf + c->size - 1;
+	struct lat_run r;
+	uint64_t i;
+	int rc;
+
+	lat_init(&r, c, m);
+	if (!r.duration && !m->stamps && !m->hist)
+		return -1;
+	for (i = 0; more(&r, i); i++) {
+		/* the server writes first; the client answers each write */
+		if ((client || i > 0) && (rc = wait_byte(&r, (uint8_t)(client ? i + 1 : i))) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+		*payload_last = (uint8_t)(i + 1);
+		lat_stamp(&r, i, pt_now_ns());
+		if ((rc = post_one(&r, i, side)) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+	}
+	/* the server's last write is answered once more */
+	if (!client && !r.duration && wait_byte(&r, (uint8_t)i) <= 0)
+		return -1;
+	return lat_end(&r);
+}
+
+int pt_run_lat_read(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	struct lat_run r;
+	uint64_t i;
+	int rc;
+
+	lat_init(&r, c, m);
+	if (!r.duration && !m->stamps && !m->hist)
+		return -1;
+	for (i = 0; more(&r, i); i++) {
+		lat_stamp(&r, i, pt_now_ns());
+		if ((rc = post_one(&r, i, "client")) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+	}
+	return lat_end(&r);
+}
+
+void pt_lat_meas_free(struct pt_lat_meas *m)
+{
+	free(m->stamps);
+	pt_hist_free(m->hist);
+	memset(m, 0, sizeof(*m));
+}
