@@ -5,7 +5,8 @@
  *
  * Input: byte 0 picks the tool, the rest is argv[1..], words separated by
  * NUL bytes. Properties: the parser returns 0 or 1 and never exits; what
- * it accepts satisfies the rules options_check.c promises the engine. */
+ * it accepts satisfies the rules options_check.c promises the engine; a
+ * second call on the same words gives the same result. */
 #include <unistd.h>
 #include "fuzz.h"
 #include "options.h"
@@ -78,8 +79,8 @@ static void check_accepted(const struct pt_params *p, const struct pt_tool *tool
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct pt_tool *tool;
-	char *words, *argv[MAX_ARGS + 2];
-	struct pt_params p;
+	char *words, *argv[MAX_ARGS + 2], *again[MAX_ARGS + 2];
+	struct pt_params p, q;
 	int argc = 0, rc;
 
 	if (size < 1)
@@ -92,10 +93,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		i += strlen(words + i) + 1;
 	}
 	argv[argc] = NULL;
+	memcpy(again, argv, sizeof(argv));
 	rc = pt_parse_args_io(tool, argc, argv, &p, messages(), messages());
 	FUZZ_ASSERT(rc == 0 || rc == 1);
 	if (rc == 0)
 		check_accepted(&p, tool);
+	/* no state survives a call: the same words give the same result */
+	FUZZ_ASSERT(pt_parse_args_io(tool, argc, again, &q, messages(), messages()) == rc);
+	FUZZ_ASSERT(memcmp(&p, &q, sizeof(p)) == 0);
 	free(words);
 	return 0;
 }
