@@ -461,6 +461,7 @@ int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 		"report average bandwidth", "report message rate",
 	};
 	uint8_t out[8], in[8];
+	char why[128];
 
 	for (int f = 0; f < PT_BW_NFIELDS; f++) {
 		int n = pt_bw_field_encode(mine, f, c->peer.iters_size, out);
@@ -473,6 +474,8 @@ int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			return r;
 		pt_bw_field_decode(theirs, f, c->peer.iters_size, in);
 	}
+	if (pt_bw_report_check(theirs, why, sizeof(why)))
+		return fail(c, EPROTO, "peer sent an invalid BW report: %s", why);
 	return 0;
 }
 

@@ -66,7 +66,8 @@ int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 /* K0: a key exchange used as a barrier; the peer's content is validated
  * and dropped. mine may be NULL (an all-zero key is sent). */
 int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
-/* R: five exchanges (size, iters, peak, avg, msg rate). */
+/* R: five exchanges (size, iters, peak, avg, msg rate); a peer's figures
+ * that pt_bw_report_check() refuses give -EPROTO. */
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			  struct pt_bw_report *theirs);
 

@@ -349,3 +349,23 @@ int pt_bw_field_decode(struct pt_bw_report *r, enum pt_bw_field f,
 		return -1;
 	}
 }
+
+int pt_bw_report_check(const struct pt_bw_report *r, char *why, size_t len)
+{
+	const struct { const char *name; double v; } f[] = {
+		{ "peak bandwidth", r->bw_peak },
+		{ "average bandwidth", r->bw_avg },
+		{ "message rate", r->msg_rate },
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		/* written so that NaN fails too */
+		if (f[i].v >= 0 && f[i].v <= PT_BW_REPORT_MAX)
+			continue;
+		if (why && len)
+			snprintf(why, len, "%s %g is not a number in 0..%g",
+				 f[i].name, f[i].v, PT_BW_REPORT_MAX);
+		return -1;
+	}
+	return 0;
+}

@@ -118,4 +118,13 @@ int pt_bw_field_encode(const struct pt_bw_report *r, enum pt_bw_field f,
 int pt_bw_field_decode(struct pt_bw_report *r, enum pt_bw_field f,
 		       size_t iters_size, const uint8_t in[8]);
 
+/* Largest believable peak/average/message rate from a peer (MiB/s, Gb/s or
+ * Mpps), far beyond any link; the sum with ours must stay finite. */
+#define PT_BW_REPORT_MAX 1e12
+/* The peer's figures are summed, printed and written to JSON (-b): 0 if
+ * peak, average and message rate are finite and in [0, PT_BW_REPORT_MAX],
+ * else -1 with the offending field named in why. NaN would print as "nan"
+ * and drop the JSON row, a negative value would hide our own result. */
+int pt_bw_report_check(const struct pt_bw_report *r, char *why, size_t len);
+
 #endif

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -562,6 +563,36 @@ static void test_client_writes_first(void **state)
 	assert_string_equal(cl.c.peer.version, "6.10");
 }
 
+/* A peer whose -b report holds NaN is refused, not summed into ours. */
+static int srv_nan_report(struct srv *s)
+{
+	const struct pt_bw_report nan_avg = { 65536, 5000, 1.0, NAN, 0.5 };
+	int r = pt_oob_xchg_versions(&s->c, 0);
+
+	return r ? r : pt_oob_xchg_bw_report(&s->c, &nan_avg, &s->rep);
+}
+
+static void test_invalid_report_refused(void **state)
+{
+	(void)state;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_nan_report, NULL);
+	const struct pt_bw_report mine = { 65536, 5000, 2.0, 1.5, 0.25 };
+	struct pt_bw_report theirs;
+
+	cli_connect(&c, s.port, 5000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	assert_int_equal(pt_oob_xchg_bw_report(&c, &mine, &theirs), -EPROTO);
+	print_message("%s\n", pt_oob_strerror(&c));
+	assert_non_null(strstr(pt_oob_strerror(&c), "invalid BW report"));
+	assert_non_null(strstr(pt_oob_strerror(&c), "average bandwidth"));
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0); /* our report was fine */
+	assert_true(s.rep.bw_avg == 1.5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -578,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_dont_xchg_versions),
 		cmocka_unit_test(test_server_reads_first),
 		cmocka_unit_test(test_client_writes_first),
+		cmocka_unit_test(test_invalid_report_refused),
 	};
 	return cmocka_run_group_tests_name("oob", tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <cmocka.h>
 #include "wire.h"
@@ -504,6 +505,40 @@ static void test_bw_report_byte_order(void **state)
 	assert_true(got.iters == 0x3456789aull);
 }
 
+/* Found by tests/fuzz/fuzz_bw_report.c: a peer's NaN, infinite or negative
+ * figures were summed into our -b row, printed as "nan"/"-1.00" and the JSON
+ * row was dropped without a word. */
+static void test_bw_report_check(void **state)
+{
+	(void)state;
+	const struct pt_bw_report good = { 65536, 5000, 11.5, 10.25, 0.0195 };
+	const struct { int field; double v; const char *needle; } bad[] = {
+		{ 0, NAN, "peak bandwidth" },
+		{ 1, -1.0, "average bandwidth" },
+		{ 1, INFINITY, "average bandwidth" },
+		{ 2, -INFINITY, "message rate" },
+		{ 2, PT_BW_REPORT_MAX * 2, "message rate" },
+	};
+	char why[128];
+
+	assert_int_equal(pt_bw_report_check(&good, why, sizeof(why)), 0);
+	assert_int_equal(pt_bw_report_check(&(struct pt_bw_report){ 0 }, NULL, 0), 0);
+	assert_int_equal(pt_bw_report_check(&(struct pt_bw_report){
+		.bw_peak = PT_BW_REPORT_MAX, .bw_avg = PT_BW_REPORT_MAX,
+		.msg_rate = PT_BW_REPORT_MAX }, NULL, 0), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pt_bw_report r = good;
+		double *f[] = { &r.bw_peak, &r.bw_avg, &r.msg_rate };
+
+		*f[bad[i].field] = bad[i].v;
+		why[0] = '\0';
+		assert_int_equal(pt_bw_report_check(&r, why, sizeof(why)), -1);
+		print_message("%s\n", why);
+		assert_non_null(strstr(why, bad[i].needle));
+		assert_int_equal(pt_bw_report_check(&r, NULL, 0), -1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_mtu_codec),
 		cmocka_unit_test(test_sysdata),
 		cmocka_unit_test(test_bw_report_byte_order),
+		cmocka_unit_test(test_bw_report_check),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
