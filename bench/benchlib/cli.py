@@ -93,11 +93,11 @@ def sweep_main(argv):
         if args.dry_run:
             dry_run(mx, runs, skipped, bindir, peer_bindir)
             return 0
-        check_binaries(mx, runs, bindir, peer_bindir, nicinfo, args.launcher)
-        os.makedirs(args.out, exist_ok=True)
         out = os.path.abspath(args.out)
         if os.path.exists(os.path.join(out, "dataset.jsonl")):
             raise matrix.MatrixError(f"{out} already holds a dataset: give a new --out")
+        check_binaries(mx, runs, bindir, peer_bindir, nicinfo, args.launcher)
+        os.makedirs(out, exist_ok=True)
         la = launchers.make(args.launcher, out, mx.settings, args.lab_cmd, args.ssh_cmd)
         sw = runner.Sweep(mx, la, out, nicinfo, bindir, peer_bindir)
         return sw.run(runs, skipped)

@@ -3,7 +3,17 @@
 PCIe NIC (mlx5_0, 100 Gb/s port, PCIe 8 GT/s x16 on node 1) and a Soft-RoCE
 rxe0 on a virtio netdev; or a one-node host with rxe0 only (like the lab)."""
 
+import atexit
 import os
+import shutil
+import tempfile
+
+
+def tmpdir(prefix):
+    """A temporary directory removed when the test program ends."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def _w(root, rel, text):
