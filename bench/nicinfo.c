@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *root = "/sys";
-	json_t *names, *devs = json_array(), *doc, *n;
+	json_t *names, *devs, *doc, *n;
 	char why[512];
 	size_t i;
 	int c, rc = 0;
@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	devs = json_array();
 	if (optind < argc) {
 		names = json_array();
 		for (int a = optind; a < argc; a++)

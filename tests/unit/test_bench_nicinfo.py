@@ -172,6 +172,7 @@ def missing_root_is_empty():
 def bad_option_is_usage():
     """an unknown option prints the usage and exits 2"""
     p = subprocess.run([NICINFO, "--bogus"], capture_output=True, text=True, timeout=20)
+    assert "Sanitizer" not in p.stderr, p.stderr
     eq(p.returncode, 2)
     assert "Usage: nicinfo" in p.stderr, p.stderr
 
