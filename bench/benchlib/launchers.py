@@ -146,6 +146,9 @@ class Lab(Local):
         if rc != 0 or not addr.strip():
             raise LauncherError(f"the lab is not up ('{lab_cmd} addr 1': "
                                 f"{err.strip() or addr.strip()}); run 'ci/lab up' first")
+        rc, _, err = self._lab("addr", "2")
+        if rc != 0:
+            raise LauncherError(f"the lab has no node 2 for the client: {err.strip()}")
         self.addr = settings["server_addr"] or addr.strip()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.share = os.path.join(out.strip(), f"bench-{stamp}-{os.getpid()}")

@@ -83,13 +83,13 @@ def describe(doc, dev_name, port_num, error=None):
 def pair_limit(client, server):
     """(limit Gb/s, reason): the smaller of both ends' limits when both are
     known; else (None, why)."""
-    missing = []
+    missing = {}
     for side, d in (("client", client), ("server", server)):
         if d.get("limit_gbps") is None:
-            why = d.get("limit_reason") or d.get("nic_error") or "unknown"
-            missing.append(f"{side} {d.get('device')}: {why}")
+            why = f"{d.get('device')}: {d.get('limit_reason') or d.get('nic_error') or 'unknown'}"
+            missing.setdefault(why, []).append(side)
     if missing:
-        return None, "; ".join(missing)
+        return None, "; ".join(f"{' and '.join(sides)} {why}" for why, sides in missing.items())
     lim = min(client["limit_gbps"], server["limit_gbps"])
     which = "client" if client["limit_gbps"] <= server["limit_gbps"] else "server"
     return lim, f"{which} {(client if which == 'client' else server)['limit_reason']}"

@@ -258,8 +258,8 @@ class Sweep:
     # --- the loop -------------------------------------------------------------------------
     def run(self, runs, skipped):
         os.makedirs(os.path.join(self.out_dir, "runs"), exist_ok=True)
+        self.launcher.prepare()   # may refuse (LauncherError) before any file exists
         writer = dataset.Writer(self.out_dir)
-        self.launcher.prepare()
         self.describe_ends()
         meta = {"matrix": {"lists": self.mx.lists, "settings": self.mx.settings},
                 "runs": len(runs), "skipped": [{"run": r, "reason": w} for r, w in skipped],

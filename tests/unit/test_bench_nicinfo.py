@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchfake  # noqa: E402
 from benchtap import BUILD, case, eq, run  # noqa: E402
+from benchlib import nic  # noqa: E402
 
 NICINFO = os.path.join(BUILD, "bench", "nicinfo")
 
@@ -166,6 +167,30 @@ def missing_root_is_empty():
     eq(doc["host"]["numa_nodes"], [])
     assert "no NUMA information" in doc["host"]["numa_reason"], doc["host"]
     assert "no RDMA devices" in err, err
+
+
+@case
+def pair_limit():
+    """a pair's limit is the smaller end's; an unknown end makes it null with the reason"""
+    doc, _ = nicinfo(tree(benchfake.two_node))
+
+    def narrow(root):
+        benchfake.host(root, {0: "0-1"})
+        benchfake.pci_nic(root, numa=0, cpus="0-1",
+                          config=benchfake.pcie_config(3, 16, 3, 4), sysfs_link=None)
+    mlx = nic.describe(doc, "mlx5_0", 1)
+    slow = nic.describe(nicinfo(tree(narrow))[0], "mlx5_0", 1)
+    eq((mlx["limit_gbps"], mlx["pcie_link"], mlx["pcie_max_link"], mlx["port_width"]),
+       (100.0, "8 GT/s x16", "16 GT/s x16", "4X"))
+    eq(nic.pair_limit(mlx, slow), (31.51, "server min(port rate 100 Gb/s, PCIe 31.51 Gb/s)"))
+    rxe = nic.describe(doc, "rxe0", 1)
+    lim, why = nic.pair_limit(mlx, rxe)
+    eq(lim, None)
+    eq(why, "server rxe0: unknown: rxe0 is virtual (no PCIe link) and netdev eth0 reports no speed")
+    gone = nic.describe(doc, "mlx5_7", 1)
+    eq(gone["nic_error"], "nicinfo does not list device mlx5_7")
+    eq(nic.pair_limit(gone, gone)[1], "client and server mlx5_7: nicinfo does not list device mlx5_7")
+    eq(nic.describe(doc, "mlx5_0", 2)["nic_error"], "mlx5_0 has no port 2")
 
 
 @case

@@ -220,10 +220,11 @@ def ssh_launcher():
 def ssh_host_down():
     """ssh launcher with an unreachable host: exit 2 with ssh's message"""
     d = benchfake.tmpdir("sweep-ssh.")
-    rc, text, rows, _ = fake("--launcher", "ssh", "--ssh-cmd", os.path.join(HERE, "bench_fake_ssh"),
-                             "--hosts", "down, cli", env={"FAKE_SSH_LOG": os.path.join(d, "l")})
+    rc, text, rows, out = fake("--launcher", "ssh", "--ssh-cmd", os.path.join(HERE, "bench_fake_ssh"),
+                               "--hosts", "down, cli", env={"FAKE_SSH_LOG": os.path.join(d, "l")})
     eq((rc, rows), (2, []))
     assert "ssh down: cannot create" in text and "Connection refused" in text, text
+    assert not os.path.exists(os.path.join(out, "dataset.jsonl")), "an empty dataset was left"
 
 
 @case
