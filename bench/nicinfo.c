@@ -20,6 +20,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *root = "/sys";
+	char *real_root = NULL;
 	json_t *names, *devs, *doc, *n;
 	char why[512];
 	size_t i;
@@ -33,6 +34,10 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	/* Absolute and free of symlinks, like the device paths found below it. */
+	real_root = realpath(root, NULL);
+	if (real_root)
+		root = real_root;
 	devs = json_array();
 	if (optind < argc) {
 		names = json_array();
@@ -61,5 +66,6 @@ int main(int argc, char **argv)
 	}
 	json_decref(doc);
 	json_decref(names);
+	free(real_root);
 	return rc;
 }

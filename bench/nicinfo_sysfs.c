@@ -352,10 +352,26 @@ static void virtual_numa(json_t *o, const char *root)
 			    json_string("virtual device whose netdev has no parent device"));
 }
 
+/* DIR itself or its nearest ancestor below root named like a PCI function
+ * (a sub-function or auxiliary device sits below its PCI device). */
+static char *pci_ancestor(const char *root, const char *dir)
+{
+	char *d = strdup(dir), *slash;
+	size_t rl = strlen(root);
+	int dom, bus, dev, fn;
+
+	while (d && strlen(d) > rl && (slash = strrchr(d, '/'))) {
+		if (nic_parse_pci_addr(slash + 1, &dom, &bus, &dev, &fn) == 0)
+			return d;
+		*slash = '\0';
+	}
+	free(d);
+	return NULL;
+}
+
 json_t *nic_device_json(const char *root, const char *name, char *why, size_t why_len)
 {
-	char *ibdir = nic_path("%s/class/infiniband/%s", root, name), *link, *real = NULL;
-	int dom, bus, dev, fn;
+	char *ibdir = nic_path("%s/class/infiniband/%s", root, name), *link, *real = NULL, *pci;
 	json_t *o;
 
 	if (!ibdir || strchr(name, '/') || !is_dir(ibdir)) {
@@ -382,9 +398,13 @@ json_t *nic_device_json(const char *root, const char *name, char *why, size_t wh
 		json_object_set_new(o, "pci_reason",
 				    json_sprintf("virtual: %s has no parent device (software "
 						 "RDMA such as rxe or siw)", name));
-	} else if (nic_parse_pci_addr(strrchr(real, '/') + 1, &dom, &bus, &dev, &fn) == 0) {
-		json_object_set_new(o, "pci", pci_json(root, real, strrchr(real, '/') + 1));
+	} else if ((pci = pci_ancestor(root, real))) {
+		json_object_set_new(o, "pci", pci_json(root, pci, strrchr(pci, '/') + 1));
+		if (strcmp(pci, real) != 0)
+			json_object_set_new(json_object_get(o, "pci"), "via",
+					    json_string(strrchr(real, '/') + 1));
 		numa_of(o, root, real, "PCI device");
+		free(pci);
 	} else {
 		json_object_set_new(o, "pci", json_null());
 		json_object_set_new(o, "pci_reason", json_sprintf("parent device %s is not PCI",

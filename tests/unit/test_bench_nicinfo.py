@@ -101,6 +101,34 @@ def pci_nic_without_link_info():
 
 
 @case
+def sub_function_uses_its_pci_device():
+    """a device whose parent is a sub-function takes the link and NUMA node of the PCI device above it"""
+    def build(root):
+        benchfake.host(root, {0: "0-1", 1: "2-3"})
+        benchfake.pci_nic(root)
+        sf = "devices/pci0000:00/0000:3b:00.0/mlx5_core.sf.2"
+        os.makedirs(os.path.join(root, sf, "infiniband/mlx5_2/ports"))
+        os.symlink("../../../mlx5_core.sf.2", os.path.join(root, sf, "infiniband/mlx5_2/device"))
+        os.symlink(f"../../{sf}/infiniband/mlx5_2", os.path.join(root, "class/infiniband/mlx5_2"))
+        benchfake.port(root, f"{sf}/infiniband/mlx5_2", netdev="ens1f0")
+    d = dev(nicinfo(tree(build), "mlx5_2")[0], "mlx5_2")
+    eq((d["virtual"], d["pci"]["address"], d["pci"]["via"]), (False, "0000:3b:00.0", "mlx5_core.sf.2"))
+    eq(d["pci"]["link"]["current"]["gbps"], 126.03)
+    eq((d["numa_node"], d["local_cpulist"]), (1, "2-3"))
+    eq(d["ports"][0]["limit_gbps"], 100.0)
+
+
+@case
+def relative_root():
+    """a relative --sysfs-root works like the absolute one"""
+    root = tree(benchfake.two_node)
+    p = subprocess.run([NICINFO, "--sysfs-root", os.path.basename(root), "mlx5_0"],
+                       cwd=os.path.dirname(root), capture_output=True, text=True, timeout=20)
+    eq(p.returncode, 0, p.stderr)
+    eq(json.loads(p.stdout)["devices"], nicinfo(root, "mlx5_0")[0]["devices"])
+
+
+@case
 def rxe_is_virtual():
     """rxe: virtual, no PCI, NUMA from its netdev's virtio parent, limit unknown and said so"""
     doc, _ = nicinfo(tree(benchfake.two_node), "rxe0")
