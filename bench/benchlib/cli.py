@@ -18,7 +18,7 @@ def build_dir():
 
 def sweep_parser():
     p = argparse.ArgumentParser(
-        prog="bench/sweep",
+        prog="bench/sweep", allow_abbrev=False,
         description="Run a matrix of perftest runs; write dataset.jsonl and dataset.csv "
                     "(see bench/README.md). Every matrix key is also an option; "
                     "options override the file.")

@@ -45,6 +45,13 @@ class Launcher:
     def prepare(self):
         """Set-up before the first run (directories on the far side)."""
 
+    def clear(self, side, path):
+        """Remove a JSON file a run is about to write, so a stale one is never read."""
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+
     def describe(self):
         return {"launcher": self.name}
 
@@ -193,7 +200,8 @@ class Ssh(Launcher):
         self.hosts = dict(zip(SIDES, hosts))
         self.ssh = shlex.split(ssh_cmd)
         self.addr = settings["server_addr"] or hosts[0].split("@")[-1]
-        self.dir = settings["remote_dir"] or f"/tmp/bench-sweep-{os.getpid()}"
+        self.stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        self.dir = settings["remote_dir"] or f"/tmp/bench-sweep-{self.stamp}"
 
     def wrap(self, side, argv, timeout):
         # The far side gets one shell command: quote every word; 'timeout'
@@ -211,7 +219,11 @@ class Ssh(Launcher):
                                     f"{err.strip()}")
 
     def json_path(self, side, run_id):
-        return f"{self.dir}/{run_id}-{side}.json"
+        # The stamp keeps a file of an earlier sweep in remote_dir from passing for ours.
+        return f"{self.dir}/{self.stamp}-{run_id}-{side}.json"
+
+    def clear(self, side, path):
+        pass   # the name is unique to this sweep
 
     def fetch(self, side, path):
         rc, out, _ = self.run(side, ["cat", path])

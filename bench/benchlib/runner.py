@@ -138,6 +138,7 @@ class Sweep:
         argv, logs = {}, {}
         for side in SIDES:
             jp = self.launcher.json_path(side, run_id)
+            self.launcher.clear(side, jp)
             argv[side] = (place[side]["numactl"] + [os.path.join(self.bins[side], run["tool"])]
                           + matrix.tool_args(run, self.s, side, jp, port,
                                              self.launcher.server_addr()))

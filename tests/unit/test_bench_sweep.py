@@ -150,6 +150,26 @@ def invalid_json_recorded():
 
 
 @case
+def stale_json_not_taken():
+    """a JSON file left in runs/ by an earlier attempt is not taken for a run that wrote none"""
+    d = fake_env()
+    out = os.path.join(benchfake.tmpdir("sweep-out."), "o")
+    os.makedirs(os.path.join(out, "runs"))
+    for side in ("client", "server"):
+        with open(os.path.join(out, "runs", f"0001-{side}.json"), "w") as f:
+            json.dump({"results": {"MsgSize": 8, "BW_average": 1.0}}, f)
+    PORT[0] += 50
+    p = subprocess.run([SWEEP, "--out", out, "--port", str(PORT[0]), "--device", "rxe0",
+                        "--bindir", os.path.join(d, "bin"), "--nicinfo", os.path.join(d, "nicinfo")],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, FAKE_PERFTEST_NOJSON="1"))
+    eq(p.returncode, 1, p.stdout + p.stderr)
+    r = dataset.load(out)[0]
+    eq((r["status"], r["bw_average"]), ("failed", None))
+    assert r["error"].startswith("client JSON missing"), r["error"]
+
+
+@case
 def placement_refused_is_a_failed_run():
     """remote-node on a one-node host: that run fails with the reason, runs nothing; the next runs"""
     rc, text, rows, _ = fake("--placement", "remote-node, none")
