@@ -28,7 +28,7 @@ FIELDS = [
     ("client_placement", "str"), ("server_placement", "str"),
     ("client_cmd", "str"), ("server_cmd", "str"),
     ("client_rc", "int"), ("server_rc", "int"),
-    ("client_stderr", "str"), ("server_stderr", "str"),
+    ("client_stderr", "str"), ("server_stderr", "str"), ("server_json_error", "str"),
     # results: the client's last row ("results"), plus the server's BW
     ("msg_size", "int"), ("n_iterations", "int"), ("bw_peak", "float"),
     ("bw_average", "float"), ("bw_units", "str"), ("bw_gbps", "float"),

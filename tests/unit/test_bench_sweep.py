@@ -170,6 +170,22 @@ def stale_json_not_taken():
 
 
 @case
+def server_invalid_json_is_noted():
+    """a server writing upstream-6.06-style JSON (an old peer): the run counts, the reason is kept"""
+    d = fake_env()
+    peer = os.path.join(d, "peer")
+    os.mkdir(peer)
+    with open(os.path.join(peer, "ib_send_bw"), "w") as f:
+        f.write(f"#!/bin/sh\nFAKE_PERFTEST_BADJSON=1 exec '{HERE}/bench_fake_perftest' \"$@\"\n")
+    os.chmod(os.path.join(peer, "ib_send_bw"), 0o755)
+    rc, text, rows, _ = fake("--peer_bindir", peer)
+    eq(rc, 0, text)
+    eq((rows[0]["status"], rows[0]["server_bw_gbps"]), ("ok", None))
+    assert rows[0]["server_json_error"].startswith("server JSON is not valid JSON"), rows[0]
+    assert rows[0]["server_cmd"].startswith(os.path.join(peer, "ib_send_bw")), rows[0]["server_cmd"]
+
+
+@case
 def placement_refused_is_a_failed_run():
     """remote-node on a one-node host: that run fails with the reason, runs nothing; the next runs"""
     rc, text, rows, _ = fake("--placement", "remote-node, none")
