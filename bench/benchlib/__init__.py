@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""bench/: sweeps, datasets, plots and comparisons for the perftest tools (stdlib only)."""

@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The sweep loop: describe both ends once (nicinfo, tool versions), then per
+run resolve placements, start the server, wait for its port, run the client,
+collect both JSON files and write one dataset row, failed or not."""
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+from . import dataset, matrix, nic, placement
+from .launchers import SIDES, kill
+
+LISTEN_WAIT_MAX = 60      # s: how long a server may take to listen
+SERVER_GRACE = 15         # s: how long the server may outlive its client
+FAILED_GRACE = 3          # s: the same when the client failed
+PORT_SPAN = 500           # runs rotate over port .. port + PORT_SPAN - 1
+
+
+def hms(s):
+    s = int(s)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def last_line(path):
+    """Last non-empty line of a log file (where tools print their error)."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = [l.strip() for l in f.read().splitlines() if l.strip()]
+        return lines[-1][:300] if lines else None
+    except OSError:
+        return None
+
+
+class Sweep:
+    def __init__(self, mx, launcher, out_dir, nicinfo_path, bindir, peer_bindir,
+                 out=sys.stdout):
+        self.mx, self.s = mx, mx.settings
+        self.launcher = launcher
+        self.out_dir = out_dir
+        self.nicinfo_path = nicinfo_path
+        self.bins = {"client": bindir, "server": peer_bindir or bindir}
+        self.out = out
+        self.versions = {}
+        self.nics = {}
+        self.devices = {"client": self.s["device"],
+                        "server": self.s["peer_device"] or self.s["device"]}
+
+    def say(self, text):
+        print(text, file=self.out, flush=True)
+
+    # --- once per sweep -----------------------------------------------------------
+    def describe_ends(self):
+        """nicinfo on both ends: {side: (doc, error)}."""
+        for side in SIDES:
+            dev = self.devices[side]
+            argv = [self.nicinfo_path] + ([dev] if dev else [])
+            rc, out, err = self.launcher.run(side, argv)
+            doc, error = None, None
+            try:
+                doc = nic.parse(out)
+            except ValueError as e:
+                error = f"nicinfo exit {rc}: {err.strip().splitlines()[-1] if err.strip() else e}"
+            if doc is not None and rc != 0:
+                error = err.strip().splitlines()[-1] if err.strip() else f"nicinfo exit {rc}"
+            if doc is not None and dev is None:
+                found = nic.device(doc, None)
+                self.devices[side] = found.get("device") if found else None
+                if not found:
+                    error = (f"no device given and nicinfo lists "
+                             f"{len(doc.get('devices') or [])}: set device = NAME")
+            self.nics[side] = (doc, error)
+            if error:
+                self.say(f"note: {side} end: {error}")
+
+    def version(self, side, tool):
+        """The tool's -V answer ('Version: X' -> X), cached; None if none."""
+        key = (side, tool)
+        if key not in self.versions:
+            rc, out, err = self.launcher.run(side, [os.path.join(self.bins[side], tool), "-V"])
+            m = re.search(r"Version:\s*(\S+)", out + err)
+            self.versions[key] = m.group(1) if m else None
+        return self.versions[key]
+
+    # --- one run ------------------------------------------------------------------------
+    def _place(self, side, spec):
+        doc, _ = self.nics[side]
+        if spec == "none":
+            return placement.resolve(spec, {}, None)
+        if doc is None:
+            raise placement.PlacementError(f"{spec}: no nicinfo for the {side} end "
+                                           f"({self.nics[side][1]})")
+        dev = nic.device(doc, self.devices[side])
+        if dev is None and not spec.startswith("cpus:"):
+            raise placement.PlacementError(f"{spec}: no device information for the {side} "
+                                           f"end ({self.nics[side][1]})")
+        return placement.resolve(spec, doc["host"], dev)
+
+    def _wait_listen(self, proc, port, deadline):
+        if re.search(r"(^|\s)(-R|--rdma_cm)(\s|$)", self.s["extra"]):
+            time.sleep(2)  # rdma_cm servers listen on no TCP port
+            return None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return f"server exited ({proc.returncode}) before listening on port {port}"
+            if self.launcher.listening("server", port):
+                return None
+            time.sleep(0.25)
+        return f"server did not listen on TCP port {port} within {LISTEN_WAIT_MAX} s"
+
+    def _wait(self, proc, deadline):
+        try:
+            return proc.wait(max(0.0, deadline - time.monotonic())), False
+        except subprocess.TimeoutExpired:
+            kill(proc)
+            return 124, True
+
+    def execute(self, idx, run):
+        """Run one configuration; returns its dataset row."""
+        run_id = f"{idx + 1:04d}"
+        row = dataset.empty_row()
+        row.update({k: run.get(k) for k in ("tool", "qps", "conn", "post_api", "placement",
+                                            "iters", "duration", "repeat")})
+        row.update(run_id=run_id, size=None if run["size"] is None else str(run["size"]),
+                   launcher=self.launcher.name,
+                   start_time=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        t0 = time.monotonic()
+        self._fill_ends(row, run["tool"])
+        try:
+            place = {side: self._place(side, run["placement"]) for side in SIDES}
+        except placement.PlacementError as e:
+            row.update(status="failed", error=f"placement: {e}", elapsed_s=0.0)
+            return row
+        port = self.s["port"] + idx % PORT_SPAN
+        argv, logs = {}, {}
+        for side in SIDES:
+            jp = self.launcher.json_path(side, run_id)
+            self.launcher.clear(side, jp)
+            argv[side] = (place[side]["numactl"] + [os.path.join(self.bins[side], run["tool"])]
+                          + matrix.tool_args(run, self.s, side, jp, port,
+                                             self.launcher.server_addr()))
+            row[f"{side}_cmd"] = shlex.join(argv[side])
+            row[f"{side}_placement"] = placement.summary(place[side])
+            row[f"{side}_placement_detail"] = place[side]
+            logs[side] = os.path.join(self.out_dir, "runs", f"{run_id}-{side}")
+        rcs, error = self._run_pair(argv, logs, port)
+        row["elapsed_s"] = round(time.monotonic() - t0, 3)
+        for side in SIDES:
+            row[f"{side}_rc"] = rcs.get(side)
+            row[f"{side}_stderr"] = last_line(logs[side] + ".err") or last_line(logs[side] + ".out")
+        docs = {side: self._collect(side, run_id) for side in SIDES}
+        error = error or self._first_error(rcs, row, docs)
+        if docs["client"][0] is not None:
+            row.update(dataset.results_fields(docs["client"][0]))
+        if docs["server"][0] is not None:
+            row["server_bw_gbps"] = dataset.bw_gbps(docs["server"][0].get("results") or {})
+        self._percent(row)
+        row["status"] = "failed" if error else "ok"
+        row["error"] = error
+        return row
+
+    def _fill_ends(self, row, tool):
+        ends = {}
+        for side in SIDES:
+            doc, err = self.nics[side]
+            ends[side] = nic.describe(doc, self.devices[side], self.s["ib_port"], err)
+        c, sv = ends["client"], ends["server"]
+        row.update(client_host=c["host"], server_host=sv["host"], client_kernel=c["kernel"],
+                   server_kernel=sv["kernel"], client_nic=c, server_nic=sv,
+                   tool_version=self.version("client", tool),
+                   peer_version=self.version("server", tool))
+        for k in ("device", "fw_ver", "node_guid", "port_state", "port_rate", "port_rate_gbps",
+                  "port_width", "link_layer", "netdev", "netdev_speed_mbps", "pcie_address",
+                  "pcie_link", "pcie_max_link", "pcie_gbps", "numa_node"):
+            row[k] = c.get(k)
+        for k in ("device", "fw_ver", "port_rate", "pcie_link", "numa_node"):
+            row["peer_" + k] = sv.get(k)
+        row["limit_gbps"], row["bw_pct_reason"] = nic.pair_limit(c, sv)
+
+    def _run_pair(self, argv, logs, port):
+        """Start the server, wait for its port, run the client. ({side: rc}, error)."""
+        to = self.s["timeout"]
+        slack = 0 if self.launcher.name == "local" else SERVER_GRACE
+        files = {side: (open(logs[side] + ".out", "w"), open(logs[side] + ".err", "w"))
+                 for side in SIDES}
+        rcs, error, procs = {}, None, {}
+        try:
+            t0 = time.monotonic()
+            procs["server"] = self.launcher.start("server", argv["server"], to, *files["server"])
+            error = self._wait_listen(procs["server"], port,
+                                      t0 + min(LISTEN_WAIT_MAX, to))
+            if error is None:
+                procs["client"] = self.launcher.start("client", argv["client"], to,
+                                                      *files["client"])
+                rcs["client"], late = self._wait(procs["client"], t0 + to + slack)
+                if late:
+                    error = f"client timed out after {to} s"
+                # A server whose client failed may wait for it forever.
+                grace = SERVER_GRACE if rcs["client"] == 0 else FAILED_GRACE
+                rcs["server"], late = self._wait(procs["server"],
+                                                 time.monotonic() + grace + slack)
+                if late and not error and rcs["client"] == 0:
+                    error = f"server still running {grace} s after the client ended"
+            else:
+                kill(procs["server"])
+                rcs["server"] = procs["server"].wait()
+                if rcs["server"] > 0:
+                    error = None  # its exit code and last line say more
+        except OSError as e:
+            error = f"cannot start: {e}"
+        finally:
+            for p in procs.values():
+                kill(p)
+            for out, err in files.values():
+                out.close()
+                err.close()
+        return rcs, error
+
+    def _collect(self, side, run_id):
+        """(JSON document, problem) of side's --out_json file; keeps a copy."""
+        path = self.launcher.json_path(side, run_id)
+        text = self.launcher.fetch(side, path)
+        if text is None:
+            return None, f"{side} JSON missing ({path})"
+        keep = os.path.join(self.out_dir, "runs", f"{run_id}-{side}.json")
+        if os.path.abspath(keep) != os.path.abspath(path):
+            with open(keep, "w") as f:
+                f.write(text)
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            return None, f"{side} JSON is not valid JSON ({e}; upstream before 24.01 writes such)"
+        if not isinstance(doc, dict) or not doc.get("results"):
+            return None, f"{side} JSON has no results"
+        return doc, None
+
+    @staticmethod
+    def _first_error(rcs, row, docs):
+        for side in ("client", "server"):
+            rc = rcs.get(side)
+            if rc not in (None, 0):
+                return f"{side} exit {rc}: {row[side + '_stderr'] or 'no output'}"
+        # The server's JSON only adds server_bw_gbps: its problems (an
+        # upstream peer before 24.01 writes invalid JSON) are noted, not fatal.
+        row["server_json_error"] = docs["server"][1]
+        return docs["client"][1]
+
+    @staticmethod
+    def _percent(row):
+        lim, bw = row["limit_gbps"], row["bw_gbps"]
+        if bw is None:
+            row["bw_pct_reason"] = "no BW result"
+        elif lim:
+            row["bw_pct_of_limit"] = round(100.0 * bw / lim, 2)
+
+    # --- the loop -------------------------------------------------------------------------
+    def run(self, runs, skipped):
+        os.makedirs(os.path.join(self.out_dir, "runs"), exist_ok=True)
+        self.launcher.prepare()   # may refuse (LauncherError) before any file exists
+        writer = dataset.Writer(self.out_dir)
+        self.describe_ends()
+        meta = {"matrix": {"lists": self.mx.lists, "settings": self.mx.settings},
+                "runs": len(runs), "skipped": [{"run": r, "reason": w} for r, w in skipped],
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "nicinfo": {s: {"doc": d, "error": e} for s, (d, e) in self.nics.items()},
+                "binaries": self.bins, "nicinfo_path": self.nicinfo_path,
+                **self.launcher.describe()}
+        with open(os.path.join(self.out_dir, "sweep.json"), "w") as f:
+            json.dump(meta, f, indent=2, default=str)
+        for r, why in skipped:
+            self.say(f"skip: {matrix.label(r)}: {why}")
+        t0, failed = time.monotonic(), 0
+        for i, run in enumerate(runs):
+            row = self.execute(i, run)
+            writer.write(row)
+            failed += row["status"] != "ok"
+            el = time.monotonic() - t0
+            eta = el / (i + 1) * (len(runs) - i - 1)
+            if row["status"] == "ok":
+                res = (f"{row['bw_gbps']:.3f} Gb/s" if row["bw_gbps"] is not None
+                       else f"t_avg {row['t_avg']} usec")
+                if row["bw_pct_of_limit"] is not None:
+                    res += f" ({row['bw_pct_of_limit']:.1f}% of {row['limit_gbps']:g})"
+            else:
+                res = f"FAILED: {row['error']}"
+            self.say(f"[{i + 1}/{len(runs)}] {matrix.label(run)}: {res} | "
+                     f"elapsed {hms(el)}, ETA {hms(eta)}")
+        writer.close()
+        self.say(f"sweep: {len(runs)} runs, {len(runs) - failed} ok, {failed} failed, "
+                 f"{len(skipped)} combinations skipped; dataset {writer.jsonl_path} "
+                 f"and {writer.csv_path}")
+        return 1 if failed else 0
