@@ -23,6 +23,31 @@ struct hook_slot {
 static struct hook_slot slots[PT_HOOKS_MAX];
 static int nslots;
 
+/* The hot callbacks of the plugins that have them, packed for the dispatch
+ * loops (rebuilt whenever the set of plugins changes). */
+struct post_call {
+	void (*fn)(void *state, const struct pt_plugin_post *ev);
+	void *state;
+};
+struct comp_call {
+	void (*fn)(void *state, const struct pt_plugin_completion *ev);
+	void *state;
+};
+static struct post_call post_calls[PT_HOOKS_MAX];
+static struct comp_call comp_calls[PT_HOOKS_MAX];
+static int npost, ncomp;
+
+static void pack_calls(void)
+{
+	npost = ncomp = 0;
+	for (int i = 0; i < nslots; i++) {
+		if (slots[i].ops.post)
+			post_calls[npost++] = (struct post_call){ slots[i].ops.post, slots[i].state };
+		if (slots[i].ops.completion)
+			comp_calls[ncomp++] = (struct comp_call){ slots[i].ops.completion, slots[i].state };
+	}
+}
+
 /* Smallest table this loader accepts: version 1 up to fini. */
 #define OPS_V1_SIZE (offsetof(struct pt_plugin_ops, fini) + sizeof(void (*)(void *)))
 
@@ -71,6 +96,7 @@ static int attach(const struct pt_plugin_ops *ops, const char *who, const char *
 			    why[0] ? why : "no reason given");
 	s->dl = dl;
 	nslots++;
+	pack_calls();
 	return 0;
 }
 
@@ -167,16 +193,18 @@ int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t 
 
 void pt_hooks_post_slow(const struct pt_plugin_post *ev)
 {
-	for (int i = 0; i < nslots; i++)
-		if (slots[i].ops.post)
-			slots[i].ops.post(slots[i].state, ev);
+	if (npost == 1) /* the usual case: a tail call */
+		return post_calls[0].fn(post_calls[0].state, ev);
+	for (int i = 0; i < npost; i++)
+		post_calls[i].fn(post_calls[i].state, ev);
 }
 
 void pt_hooks_completion_slow(const struct pt_plugin_completion *ev)
 {
-	for (int i = 0; i < nslots; i++)
-		if (slots[i].ops.completion)
-			slots[i].ops.completion(slots[i].state, ev);
+	if (ncomp == 1)
+		return comp_calls[0].fn(comp_calls[0].state, ev);
+	for (int i = 0; i < ncomp; i++)
+		comp_calls[i].fn(comp_calls[i].state, ev);
 }
 
 void pt_hooks_clock_fit(const struct pt_plugin_clock_fit *fit)
@@ -217,6 +245,7 @@ void pt_hooks_unload_all(void)
 		memset(&slots[i], 0, sizeof(slots[i]));
 	}
 	nslots = 0;
+	pack_calls();
 }
 
 uint32_t pt_hooks_wc_opcode(enum ibv_wc_opcode op)

@@ -6,11 +6,12 @@
 #include <string.h>
 #include "wrtrace.h"
 
-/* A WR in flight on one queue. */
+/* A WR in flight on one queue: what its record will need (32 bytes, so
+ * the FIFO stays in cache; the record is written once, when it retires). */
 struct fifo_ent {
-	uint64_t t_post, seq;
-	uint64_t rec;               /* index in recs, WRT_NONE when dropped */
-	uint64_t signaled;
+	uint64_t t_post, seq, wr_id;
+	uint32_t bytes;
+	uint8_t opcode, signaled;
 };
 
 /* One send or receive queue: entries head..tail-1 are outstanding. */
@@ -54,10 +55,10 @@ struct wrt *wrt_new(const struct wrt_config *cfg)
 	if (!w)
 		return NULL;
 	w->cfg = *cfg;
-	w->ov.send_lat = pt_hist_new();
-	w->ov.recv_lat = pt_hist_new();
-	w->ov.gap_sw = pt_hist_new();
-	w->ov.gap_hw = pt_hist_new();
+	w->ov.send_lat = malloc(sizeof(struct wrt_hist));
+	w->ov.recv_lat = malloc(sizeof(struct wrt_hist));
+	w->ov.gap_sw = malloc(sizeof(struct wrt_hist));
+	w->ov.gap_hw = malloc(sizeof(struct wrt_hist));
 	if (!w->ov.send_lat || !w->ov.recv_lat || !w->ov.gap_sw || !w->ov.gap_hw) {
 		wrt_free(w);
 		return NULL;
@@ -81,10 +82,10 @@ void wrt_free(struct wrt *w)
 	if (!w)
 		return;
 	run_free(w);
-	pt_hist_free(w->ov.send_lat);
-	pt_hist_free(w->ov.recv_lat);
-	pt_hist_free(w->ov.gap_sw);
-	pt_hist_free(w->ov.gap_hw);
+	free(w->ov.send_lat);
+	free(w->ov.recv_lat);
+	free(w->ov.gap_sw);
+	free(w->ov.gap_hw);
 	free(w);
 }
 
@@ -191,168 +192,187 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 		w->rq[q].e = w->fifo_mem + (uint64_t)w->nqp * sq_n + (uint64_t)q * rq_n;
 		w->rq[q].mask = rq_n - 1;
 	}
-	pt_hist_reset(w->ov.send_lat);
-	pt_hist_reset(w->ov.recv_lat);
-	pt_hist_reset(w->ov.gap_sw);
-	pt_hist_reset(w->ov.gap_hw);
+	wrt_hist_reset(w->ov.send_lat);
+	wrt_hist_reset(w->ov.recv_lat);
+	wrt_hist_reset(w->ov.gap_sw);
+	wrt_hist_reset(w->ov.gap_hw);
 	w->ov.gap_hw_negative = 0;
 	w->have_sw = w->have_hw = false;
 	w->in_run = true;
 	return 0;
 }
 
-static struct wrt_rec *new_rec(struct wrt *w, uint64_t *idx)
+/* Re-derive the signal phase after a jump in sequence numbers or a new
+ * period: WR s is signaled when (s + 1) % period == 0. The countdown keeps a
+ * division off the per-WR path. */
+static void resync(struct fifo *f, uint64_t seq, uint32_t period)
 {
-	if (w->nrec == w->rec_cap) {
-		w->meta.dropped++;
-		*idx = WRT_NONE;
-		return NULL;
-	}
-	*idx = w->nrec;
-	return &w->recs[w->nrec++];
+	f->period = period;
+	f->sig_left = period - 1 - seq % period;
 }
 
-/* Signaled per the period rule, by countdown: a division per WR would cost
- * more than the rest of the hot path. */
-static bool next_signaled(struct fifo *f, uint64_t seq, uint32_t period)
+static void post_recv(struct wrt *w, struct fifo *f, const struct pt_plugin_post *ev, uint32_t n)
 {
-	bool sig;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fifo_ent *e = &f->e[f->tail++ & f->mask];
 
-	if (!period)
-		return false;
-	if (seq != f->next_seq || period != f->period) {
-		f->period = period;
-		f->sig_left = period - 1 - seq % period;
+		e->t_post = ev->t_ns;
+		e->seq = ev->first_seq + i;
+		e->wr_id = ev->first_wr_id + i * ev->wr_id_step;
+		e->bytes = ev->bytes;
+		e->opcode = PT_PLUGIN_OP_RECV;
+		e->signaled = 1;
 	}
-	sig = f->sig_left == 0;
-	f->sig_left = sig ? period - 1 : f->sig_left - 1;
-	f->next_seq = seq + 1;
-	return sig;
+	(void)w;
 }
 
-void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
+/* Any post: several WRs, receives, a jump in sequence, a full FIFO. Values
+ * live in locals so the compiler need not reload them after every store
+ * (the event, the FIFO and the recorder could alias). */
+static __attribute__((noinline)) void post_any(struct wrt *w, const struct pt_plugin_post *ev)
 {
-	bool recv = ev->opcode == PT_PLUGIN_OP_RECV;
+	const uint32_t period = ev->signal_period, count = ev->count, bytes = ev->bytes;
+	const uint64_t t = ev->t_ns, seq0 = ev->first_seq, id0 = ev->first_wr_id;
+	const uint64_t step = ev->wr_id_step;
+	const uint8_t op = (uint8_t)ev->opcode;
+	uint32_t n = count;
 	struct fifo *f;
+	struct fifo_ent *ring;
+	uint64_t room, tail, mask, left;
 
-	w->meta.wrs += ev->count;
+	w->meta.wrs += n;
 	if (!w->in_run || ev->qp >= w->nqp) {
-		w->meta.untracked += ev->count;
+		w->meta.untracked += n;
 		return;
 	}
-	f = recv ? &w->rq[ev->qp] : &w->sq[ev->qp];
-	for (uint32_t i = 0; i < ev->count; i++) {
-		uint64_t seq = ev->first_seq + i, idx;
-		bool sig = recv || next_signaled(f, seq, ev->signal_period) ||
-			   (i + 1 == ev->count && (ev->flags & PT_PLUGIN_POST_LAST_SIGNALED));
-		struct fifo_ent *e;
-		struct wrt_rec *r;
+	f = op == PT_PLUGIN_OP_RECV ? &w->rq[ev->qp] : &w->sq[ev->qp];
+	ring = f->e;
+	tail = f->tail;
+	mask = f->mask;
+	room = mask + 1 - (tail - f->head);
+	if (__builtin_expect(n > room, 0)) {
+		/* the tool stopped reporting completions: count, do not guess */
+		w->meta.untracked += n - room;
+		n = (uint32_t)room;
+	}
+	if (op == PT_PLUGIN_OP_RECV) {
+		post_recv(w, f, ev, n);
+		return;
+	}
+	if (period && (seq0 != f->next_seq || period != f->period))
+		resync(f, seq0, period);
+	left = f->sig_left;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fifo_ent *e = &ring[tail++ & mask];
+		bool sig = false;
 
-		if (f->tail - f->head > f->mask) {
-			w->meta.untracked += ev->count - i;
-			return;
+		if (period) {
+			sig = left == 0;
+			left = sig ? period - 1 : left - 1;
 		}
-		r = new_rec(w, &idx);
-		if (r) {
-			r->wr_id = ev->first_wr_id + i * ev->wr_id_step;
-			r->seq = seq;
-			r->t_post = ev->t_ns;
-			r->run = w->meta.run;
-			r->qp = ev->qp;
-			r->bytes = ev->bytes;
-			r->opcode = (uint8_t)ev->opcode;
-			r->flags = WRT_POSTED | (sig ? WRT_SIGNALED : 0) | (recv ? WRT_RECV : 0);
-		}
-		e = &f->e[f->tail++ & f->mask];
-		e->t_post = ev->t_ns;
-		e->seq = seq;
-		e->rec = idx;
+		e->t_post = t;
+		e->seq = seq0 + i;
+		e->wr_id = id0 + i * step;
+		e->bytes = bytes;
+		e->opcode = op;
 		e->signaled = sig;
 	}
+	if ((ev->flags & PT_PLUGIN_POST_LAST_SIGNALED) && n && n == count)
+		ring[(tail - 1) & mask].signaled = 1;
+	f->tail = tail;
+	f->sig_left = left;
+	f->next_seq = seq0 + n;
 }
 
-/* Gaps of this CQE to the previous one (software, and NIC when both have a
- * timestamp); updates the timeline. */
-struct cqe_gaps {
-	uint64_t sw;
-	int64_t hw;
-	bool has_sw, has_hw;
-};
-
-static struct cqe_gaps cqe_gaps(struct wrt *w, const struct pt_plugin_completion *ev)
+/* The common case first, kept short: one send WR, next in sequence, same
+ * signal period, room in the FIFO (what a BW loop without a post list does
+ * for every WR). */
+void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 {
-	struct cqe_gaps g = { 0 };
-	bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS;
+	struct fifo *f;
+	struct fifo_ent *e;
+	uint64_t tail;
+	bool sig;
 
-	if (w->have_sw) {
-		g.has_sw = true;
-		g.sw = ev->t_poll_ns >= w->last_sw ? ev->t_poll_ns - w->last_sw : 0;
+	if (__builtin_expect(ev->count != 1 || ev->opcode == PT_PLUGIN_OP_RECV || !w->in_run ||
+			     ev->qp >= w->nqp || !ev->signal_period, 0))
+		return post_any(w, ev);
+	f = &w->sq[ev->qp];
+	tail = f->tail;
+	if (__builtin_expect(tail - f->head > f->mask || ev->first_seq != f->next_seq ||
+			     ev->signal_period != f->period, 0))
+		return post_any(w, ev);
+	sig = f->sig_left == 0;
+	f->sig_left = sig ? ev->signal_period - 1 : f->sig_left - 1;
+	e = &f->e[tail & f->mask];
+	e->t_post = ev->t_ns;
+	e->seq = ev->first_seq;
+	e->wr_id = ev->first_wr_id;
+	e->bytes = ev->bytes;
+	e->opcode = (uint8_t)ev->opcode;
+	e->signaled = sig || (ev->flags & PT_PLUGIN_POST_LAST_SIGNALED);
+	f->tail = tail + 1;
+	f->next_seq = ev->first_seq + 1;
+	w->meta.wrs++;
+}
+
+/* WR e retired by the CQE that is its own: its row (or, over the cap, the
+ * histograms), and the CQE timeline the gaps are measured on. !posted: a
+ * receive posted before the run, no post time. */
+static void retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
+		       const struct pt_plugin_completion *ev)
+{
+	bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS, recv = ev->flags & PT_PLUGIN_COMP_RECV;
+	uint64_t t = ev->t_poll_ns;
+
+	if (__builtin_expect(w->nrec < w->rec_cap, 1)) {
+		struct wrt_rec *r = &w->recs[w->nrec++];
+
+		r->wr_id = e->wr_id;
+		r->seq = e->seq;
+		r->t_post = e->t_post;
+		r->t_comp = t;
+		r->hw_ns = hw ? ev->hw_ns : 0;
+		r->qp = qp;
+		r->bytes = recv && ev->bytes ? ev->bytes : e->bytes; /* received length */
+		r->opcode = e->opcode;
+		r->status = (uint8_t)(ev->status > 255 ? 255 : ev->status);
+		r->flags = WRT_DONE | WRT_CQE | (posted ? WRT_POSTED : 0) | (recv ? WRT_RECV : 0) |
+			   (e->signaled ? WRT_SIGNALED : 0) | (hw ? WRT_HW : 0);
+	} else {
+		w->meta.dropped++;
+		if (posted && ev->status == 0)
+			wrt_hist_add(recv ? w->ov.recv_lat : w->ov.send_lat, t - e->t_post);
+		if (w->have_sw)
+			wrt_hist_add(w->ov.gap_sw, t >= w->last_sw ? t - w->last_sw : 0);
+		if (hw && w->have_hw) {
+			if ((int64_t)(ev->hw_ns - w->last_hw) >= 0)
+				wrt_hist_add(w->ov.gap_hw, ev->hw_ns - w->last_hw);
+			else
+				w->ov.gap_hw_negative++;
+		}
 	}
-	if (hw && w->have_hw) {
-		g.has_hw = true;
-		g.hw = (int64_t)(ev->hw_ns - w->last_hw);
-	}
-	w->last_sw = ev->t_poll_ns;
+	w->last_sw = t;
 	w->have_sw = true;
 	if (hw) {
 		w->last_hw = ev->hw_ns;
 		w->have_hw = true;
 	}
-	return g;
 }
 
-/* Stamp one WR with the CQE that retired it. own: the CQE is this WR's. */
-static void retire(struct wrt *w, const struct fifo_ent *e, const struct pt_plugin_completion *ev,
-		   bool own, const struct cqe_gaps *g, bool recv)
+static void complete_send(struct wrt *w, uint32_t qp, const struct pt_plugin_completion *ev)
 {
-	uint32_t status = own ? ev->status : 0;
-	bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS;
-	struct wrt_rec *r;
-
-	if (e->rec == WRT_NONE) {
-		/* over the cap: histograms only */
-		if (status == 0)
-			pt_hist_record(recv ? w->ov.recv_lat : w->ov.send_lat, ev->t_poll_ns - e->t_post);
-		if (own && g->has_sw)
-			pt_hist_record(w->ov.gap_sw, g->sw);
-		if (own && g->has_hw) {
-			if (g->hw >= 0)
-				pt_hist_record(w->ov.gap_hw, (uint64_t)g->hw);
-			else
-				w->ov.gap_hw_negative++;
-		}
-		return;
-	}
-	r = &w->recs[e->rec];
-	r->t_comp = ev->t_poll_ns;
-	r->status = (uint8_t)(status > 255 ? 255 : status);
-	r->flags |= WRT_DONE;
-	if (hw) {
-		r->hw_ns = ev->hw_ns;
-		r->flags |= WRT_HW;
-	}
-	if (own && g->has_sw) {
-		r->gap_sw = g->sw;
-		r->flags |= WRT_CQE;
-	}
-	if (own && g->has_hw) {
-		r->gap_hw = g->hw;
-		r->flags |= WRT_GAP_HW;
-	}
-	if (own && recv && ev->bytes)
-		r->bytes = ev->bytes;
-}
-
-static void complete_send(struct wrt *w, struct fifo *f, const struct pt_plugin_completion *ev)
-{
-	uint64_t upto = ev->seq;
-	struct cqe_gaps g;
+	struct fifo *f = &w->sq[qp];
+	const bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS;
+	const uint8_t base = WRT_DONE | WRT_POSTED | (hw ? WRT_HW : 0);
+	const uint64_t t = ev->t_poll_ns, hw_ns = hw ? ev->hw_ns : 0;
+	uint64_t upto = ev->seq, head = f->head;
 
 	if (upto == PT_PLUGIN_SEQ_UNKNOWN) {
 		/* the oldest signaled WR outstanding is the one this CQE is for */
 		uint64_t i;
 
-		for (i = f->head; i != f->tail && !f->e[i & f->mask].signaled; i++)
+		for (i = head; i != f->tail && !f->e[i & f->mask].signaled; i++)
 			;
 		if (i == f->tail) {
 			w->meta.unmatched++;
@@ -360,26 +380,51 @@ static void complete_send(struct wrt *w, struct fifo *f, const struct pt_plugin_
 		}
 		upto = f->e[i & f->mask].seq;
 	}
-	if (f->head == f->tail || f->e[f->head & f->mask].seq > upto) {
+	if (head == f->tail || f->e[head & f->mask].seq > upto) {
 		w->meta.unmatched++;
 		return;
 	}
-	g = cqe_gaps(w, ev);
-	while (f->head != f->tail && f->e[f->head & f->mask].seq <= upto) {
-		const struct fifo_ent *e = &f->e[f->head & f->mask];
+	/* the older WRs it retires (sequences rise along the FIFO) */
+	{
+		const struct fifo_ent *ring = f->e;
+		const uint64_t tail = f->tail, mask = f->mask, cap = w->rec_cap;
+		struct wrt_rec *recs = w->recs;
+		uint64_t nrec = w->nrec;
 
-		retire(w, e, ev, e->seq == upto, &g, false);
-		f->head++;
+		for (; head != tail; head++) {
+			const struct fifo_ent *e = &ring[head & mask];
+			struct wrt_rec *r;
+
+			if (e->seq >= upto)
+				break;
+			if (__builtin_expect(nrec == cap, 0)) {
+				w->meta.dropped++;
+				wrt_hist_add(w->ov.send_lat, t - e->t_post);
+				continue;
+			}
+			r = &recs[nrec++];
+			r->wr_id = e->wr_id;
+			r->seq = e->seq;
+			r->t_post = e->t_post;
+			r->t_comp = t;
+			r->hw_ns = hw_ns;
+			r->qp = qp;
+			r->bytes = e->bytes;
+			r->opcode = e->opcode;
+			r->status = 0;
+			r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
+		}
+		w->nrec = nrec;
+		if (head != tail && ring[head & mask].seq == upto)
+			retire_own(w, qp, &ring[head++ & mask], true, ev);
 	}
+	f->head = head;
 }
 
-static void complete_recv(struct wrt *w, struct fifo *f, uint32_t qp,
-			  const struct pt_plugin_completion *ev)
+static void complete_recv(struct wrt *w, uint32_t qp, const struct pt_plugin_completion *ev)
 {
+	struct fifo *f = &w->rq[qp];
 	uint64_t seq = ev->seq != PT_PLUGIN_SEQ_UNKNOWN ? ev->seq : f->done;
-	struct fifo_ent pre = { .rec = WRT_NONE };
-	struct cqe_gaps g = cqe_gaps(w, ev);
-	const struct fifo_ent *e = NULL;
 
 	f->done = seq + 1;
 	/* receives of lower sequence never completed: the queue moved past them */
@@ -388,32 +433,16 @@ static void complete_recv(struct wrt *w, struct fifo *f, uint32_t qp,
 		f->head++;
 	}
 	if (f->head != f->tail && f->e[f->head & f->mask].seq == seq) {
-		e = &f->e[f->head & f->mask];
+		retire_own(w, qp, &f->e[f->head & f->mask], true, ev);
 		f->head++;
 	} else {
-		/* posted before the run (or untracked): a record without post time */
-		struct wrt_rec *r = new_rec(w, &pre.rec);
+		/* posted before the run (or untracked): a row without post time */
+		struct fifo_ent pre = { .seq = seq, .wr_id = ev->wr_id, .bytes = ev->bytes,
+					.opcode = PT_PLUGIN_OP_RECV, .signaled = 1 };
 
 		w->meta.wrs++;
-		if (r) {
-			r->wr_id = ev->wr_id;
-			r->seq = seq;
-			r->run = w->meta.run;
-			r->qp = qp;
-			r->bytes = ev->bytes;
-			r->opcode = PT_PLUGIN_OP_RECV;
-			r->flags = WRT_RECV | WRT_SIGNALED;
-		} else if (g.has_sw) {
-			pt_hist_record(w->ov.gap_sw, g.sw); /* no latency without a post time */
-			g.has_sw = false;
-		}
-		pre.t_post = ev->t_poll_ns;
-		pre.seq = seq;
-		e = &pre;
-		if (!r)
-			return;
+		retire_own(w, qp, &pre, false, ev);
 	}
-	retire(w, e, ev, true, &g, true);
 }
 
 void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
@@ -425,9 +454,9 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 	if (ev->status)
 		w->meta.errors++;
 	if (ev->flags & PT_PLUGIN_COMP_RECV)
-		complete_recv(w, &w->rq[ev->qp], ev->qp, ev);
+		complete_recv(w, ev->qp, ev);
 	else
-		complete_send(w, &w->sq[ev->qp], ev);
+		complete_send(w, ev->qp, ev);
 }
 
 void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit)
@@ -440,12 +469,37 @@ void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit)
 	w->meta.has_fit = fit->samples >= 2;
 }
 
-/* Outstanding WRs at the end: sends are incomplete, receives just pending. */
-static void count_outstanding(struct wrt *w)
+/* Rows for what is still in flight at the end, without completion: sends
+ * are incomplete (counted), receives just still posted. */
+static void flush_fifo(struct wrt *w, uint32_t qp, struct fifo *f, uint64_t *count)
+{
+	for (; f->head != f->tail; f->head++) {
+		const struct fifo_ent *e = &f->e[f->head & f->mask];
+		struct wrt_rec *r;
+
+		(*count)++;
+		if (w->nrec == w->rec_cap) {
+			w->meta.dropped++;
+			continue;
+		}
+		r = &w->recs[w->nrec++];
+		memset(r, 0, sizeof(*r));
+		r->wr_id = e->wr_id;
+		r->seq = e->seq;
+		r->t_post = e->t_post;
+		r->qp = qp;
+		r->bytes = e->bytes;
+		r->opcode = e->opcode;
+		r->flags = WRT_POSTED | (e->signaled ? WRT_SIGNALED : 0) |
+			   (e->opcode == PT_PLUGIN_OP_RECV ? WRT_RECV : 0);
+	}
+}
+
+static void flush_outstanding(struct wrt *w)
 {
 	for (uint32_t q = 0; q < w->nqp; q++) {
-		w->meta.incomplete += w->sq[q].tail - w->sq[q].head;
-		w->meta.recv_pending += w->rq[q].tail - w->rq[q].head;
+		flush_fifo(w, q, &w->sq[q], &w->meta.incomplete);
+		flush_fifo(w, q, &w->rq[q], &w->meta.recv_pending);
 	}
 }
 
@@ -458,7 +512,7 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 	if (!w->in_run)
 		return fail(err, err_len, "run end without a run start");
 	w->in_run = false;
-	count_outstanding(w);
+	flush_outstanding(w);
 	w->meta.recorded = w->nrec;
 	if (wrt_summarize(&w->meta, w->recs, w->nrec, &w->ov, &s))
 		return fail(err, err_len, "out of memory computing the trace summary");

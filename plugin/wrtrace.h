@@ -3,16 +3,19 @@
  *
  * Driven by the plugin events of perftest_plugin.h, from our tools' hooks
  * (built in: --trace=FILE) or from libwrtrace.so (--plugin, later LD_PRELOAD).
- * It depends on nothing of the engine but pt_now_ns() and the histogram of
- * results.h, so an interposer can drive it the same way.
+ * It depends on nothing of the engine but pt_now_ns() (clock.h), so an
+ * interposer can drive it the same way.
  *
  * Hot path (wrt_post, wrt_complete): writes into storage preallocated by
- * wrt_run_start; no malloc, syscall, lock or formatting. Every send WR goes
- * into a per-QP FIFO of WRs in flight; a send CQE retires its WR and every
- * older one of that QP (unsignaled WRs, cq_mod > 1, post lists), stamping
- * them with the CQE's times. Receives complete one CQE each, in order.
- * The first max_records WRs of a run keep a full record; the rest only feed
- * log-linear histograms (<= 0.78% relative error) and are counted as dropped.
+ * wrt_run_start; no malloc, syscall, lock or formatting. Every WR goes into
+ * a small per-QP FIFO of WRs in flight (stays in cache); a send CQE retires
+ * its WR and every older one of that QP (unsignaled WRs, cq_mod > 1, post
+ * lists), stamping them with the CQE's times; receives complete one CQE
+ * each, in order. A retired WR becomes a record, written once, so rows come
+ * in completion order (per QP: post order); what is still in flight at run
+ * end follows. The first max_records WRs retired keep a full record; the
+ * rest only feed log-linear histograms (<= 0.78% relative error) and are
+ * counted as dropped.
  *
  * After the run (wrt_run_end): rows go to FILE (CSV, or JSON Lines when FILE
  * ends in .jsonl) and a summary is printed. */
@@ -22,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "perftest_plugin.h"
-#include "results.h"
+#include "wrtrace_hist.h"
 
 #define WRT_DEFAULT_MAX 1000000ull      /* records per run */
 #define WRT_MAX_ENV "WRTRACE_MAX"
@@ -35,19 +38,17 @@ enum {
 	WRT_RECV = 1 << 1,      /* receive WR */
 	WRT_DONE = 1 << 2,      /* retired by a CQE: t_comp valid */
 	WRT_HW = 1 << 3,        /* hw_ns valid */
-	WRT_CQE = 1 << 4,       /* this WR's own CQE: gap_sw valid */
-	WRT_GAP_HW = 1 << 5,    /* gap_hw valid */
+	WRT_CQE = 1 << 4,       /* the CQE that retired it is this WR's own */
 	WRT_POSTED = 1 << 6,    /* t_post valid (a receive posted before the run has none) */
 };
 
-/* One WR. */
+/* One WR (a row). Kept small: every retired WR writes one. The gaps between
+ * CQEs are not stored: rows come in poll order, so they are derived. */
 struct wrt_rec {
 	uint64_t wr_id, seq;
 	uint64_t t_post, t_comp;    /* software ns */
 	uint64_t hw_ns;             /* NIC ns of the retiring CQE */
-	uint64_t gap_sw;            /* own CQE: software time since the previous CQE */
-	int64_t gap_hw;             /* own CQE: NIC time since the previous timestamped CQE */
-	uint32_t run, qp, bytes;
+	uint32_t qp, bytes;
 	uint8_t opcode, status, flags;
 };
 
@@ -107,13 +108,25 @@ const struct pt_plugin_ops *wrt_plugin_get_ops(void);
 /* ----------------------------------------------------- derived columns -- */
 
 struct wrt_derived {
-	bool has_lat, has_tput, has_split;
+	bool has_lat, has_tput, has_split, has_gap_sw, has_gap_hw;
 	int64_t lat_ns;             /* t_comp - t_post */
 	double tput_mb_s;           /* bytes / latency, 1e6 bytes/s */
 	int64_t post_to_cqe_ns;     /* NIC time mapped onto software time - t_post */
 	int64_t cqe_to_poll_ns;     /* t_comp - the same */
+	int64_t gap_sw_ns;          /* own CQE: poll time since the previous CQE's */
+	int64_t gap_hw_ns;          /* own CQE: NIC time since the previous stamped CQE's */
 };
-void wrt_derive(const struct wrt_rec *r, const struct wrt_meta *m, struct wrt_derived *d);
+
+/* The previous CQE, walking the rows of one run in order. */
+struct wrt_gaps {
+	bool have_sw, have_hw;
+	uint64_t last_sw, last_hw;
+};
+
+/* Derived columns of row r; gaps (zeroed at the start of each run) carries
+ * the previous CQE from row to row, or is NULL (no gap columns). */
+void wrt_derive(const struct wrt_rec *r, const struct wrt_meta *m, struct wrt_gaps *gaps,
+		struct wrt_derived *d);
 
 /* -------------------------------------------------------------- summary -- */
 
@@ -130,7 +143,7 @@ struct wrt_summary {
 
 /* Histograms of what was dropped over the cap (recorder only). */
 struct wrt_overflow {
-	struct pt_hist *send_lat, *recv_lat, *gap_sw, *gap_hw;
+	struct wrt_hist *send_lat, *recv_lat, *gap_sw, *gap_hw;
 	uint64_t gap_hw_negative;   /* NIC gaps < 0 (CQEs of two CQs), not in gap_hw */
 };
 

@@ -86,7 +86,7 @@ static int write_data(const struct wrt_trace *t, FILE *series, FILE *hist, char 
 			struct wrt_derived d;
 			int64_t b;
 
-			wrt_derive(r, &t->runs[i].meta, &d);
+			wrt_derive(r, &t->runs[i].meta, NULL, &d);
 			if (!d.has_lat || r->status)
 				continue;
 			fprintf(series, "%.6f %.3f %d\n", (double)(r->t_comp - t0) / 1e6, d.lat_ns / 1e3,

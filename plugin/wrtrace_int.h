@@ -18,9 +18,9 @@ extern const struct wrt_field wrt_meta_fields[];
 extern const size_t wrt_meta_nfields;
 
 /* CSV column names, in file order. */
-#define WRT_CSV_HEADER "run,qp,seq,wr_id,opcode,bytes,signaled,status,t_post_ns,t_comp_ns," \
-	"latency_ns,tput_mb_s,cqe_gap_sw_ns,cqe_gap_hw_ns,hw_ns,post_to_cqe_ns,cqe_to_poll_ns"
-#define WRT_CSV_NCOLS 17
+#define WRT_CSV_HEADER "run,qp,seq,wr_id,opcode,bytes,signaled,own_cqe,status,t_post_ns," \
+	"t_comp_ns,latency_ns,tput_mb_s,cqe_gap_sw_ns,cqe_gap_hw_ns,hw_ns,post_to_cqe_ns,cqe_to_poll_ns"
+#define WRT_CSV_NCOLS 18
 #define WRT_CSV_MAGIC "# wrtrace 1"
 
 #endif

@@ -13,6 +13,7 @@
 struct reader {
 	const char *path;
 	unsigned long line;
+	struct wrt_gaps gaps;       /* of the current run's rows so far */
 	struct wrt_trace *t;
 	char *err;
 	size_t err_len;
@@ -93,6 +94,7 @@ static int run_new(struct reader *rd, const struct wrt_meta *m)
 	memset(&runs[rd->t->nruns], 0, sizeof(*runs));
 	runs[rd->t->nruns].meta = *m;
 	rd->t->nruns++;
+	memset(&rd->gaps, 0, sizeof(rd->gaps));
 	return 0;
 }
 
@@ -100,10 +102,6 @@ static int rec_add(struct reader *rd, const struct wrt_rec *rec)
 {
 	struct wrt_run *r = cur_run(rd);
 
-	if (!r)
-		return bad(rd, "row before any run metadata");
-	if (rec->run != r->meta.run)
-		return bad(rd, "row of run %u inside run %u", rec->run, r->meta.run);
 	if (rec->qp >= r->meta.num_qps)
 		return bad(rd, "qp %u out of range (run has %u QPs)", rec->qp, r->meta.num_qps);
 	if (r->n == r->cap) {
@@ -121,8 +119,9 @@ static int rec_add(struct reader *rd, const struct wrt_rec *rec)
 
 /* Derived columns as the file has them vs recomputed. */
 struct derived_in {
-	bool has_lat, has_tput, has_split_a, has_split_b;
-	int64_t lat, a, b;
+	uint64_t run;
+	bool has_lat, has_tput, has_split_a, has_split_b, has_gap_sw, has_gap_hw;
+	int64_t lat, a, b, gap_sw, gap_hw;
 	double tput;
 	const char *tput_text;      /* CSV: compared as printed */
 };
@@ -133,7 +132,13 @@ static int check_derived(struct reader *rd, const struct wrt_rec *rec, const str
 	struct wrt_derived d;
 	char t[64];
 
-	wrt_derive(rec, &r->meta, &d);
+	if (!r)
+		return bad(rd, "row before any run metadata");
+	if (in->run != r->meta.run)
+		return bad(rd, "row of run %llu inside run %u", (unsigned long long)in->run, r->meta.run);
+	if (rec->qp >= r->meta.num_qps)
+		return bad(rd, "qp %u out of range (run has %u QPs)", rec->qp, r->meta.num_qps);
+	wrt_derive(rec, &r->meta, &rd->gaps, &d);
 	if (in->has_lat != d.has_lat || (d.has_lat && in->lat != d.lat_ns))
 		return bad(rd, "latency_ns does not match t_comp_ns - t_post_ns");
 	if (in->has_tput != d.has_tput)
@@ -143,6 +148,9 @@ static int check_derived(struct reader *rd, const struct wrt_rec *rec, const str
 		if (in->tput_text ? strcmp(t, in->tput_text) != 0 : in->tput != d.tput_mb_s)
 			return bad(rd, "tput_mb_s does not match bytes / latency_ns (want %s)", t);
 	}
+	if (in->has_gap_sw != d.has_gap_sw || (d.has_gap_sw && in->gap_sw != d.gap_sw_ns) ||
+	    in->has_gap_hw != d.has_gap_hw || (d.has_gap_hw && in->gap_hw != d.gap_hw_ns))
+		return bad(rd, "cqe_gap_sw_ns/cqe_gap_hw_ns do not match the previous own CQE's times");
 	if (in->has_split_a != d.has_split || in->has_split_b != d.has_split ||
 	    (d.has_split && (in->a != d.post_to_cqe_ns || in->b != d.cqe_to_poll_ns)))
 		return bad(rd, "post_to_cqe_ns/cqe_to_poll_ns do not match hw_ns and the clock fit");
@@ -240,21 +248,28 @@ static int csv_opt_i64(struct reader *rd, const char *name, const char *s, int64
 	return 0;
 }
 
+static int csv_flag(struct reader *rd, const char *name, const char *s, bool *v)
+{
+	if (strcmp(s, "0") && strcmp(s, "1"))
+		return bad(rd, "%s '%s': want 0 or 1", name, s);
+	*v = s[0] == '1';
+	return 0;
+}
+
 static int csv_row(struct reader *rd, char *line)
 {
 	char *f[WRT_CSV_NCOLS + 1];
 	struct wrt_rec r = { 0 };
 	struct derived_in in = { 0 };
-	uint64_t u, st = 0, gap_sw = 0;
+	uint64_t u, st = 0;
 	uint32_t op;
-	bool has, done, posted, cqe, gaph, hw;
+	bool has, done, posted, hw, sig = false, own = false;
 	int n = csv_split(line, f, WRT_CSV_NCOLS + 1);
 
 	if (n != WRT_CSV_NCOLS)
 		return bad(rd, "%d fields, want %d", n, WRT_CSV_NCOLS);
-	if (parse_u64(f[0], &u) || u > UINT32_MAX)
+	if (parse_u64(f[0], &in.run))
 		return bad(rd, "run '%s': want an integer", f[0]);
-	r.run = (uint32_t)u;
 	if (parse_u64(f[1], &u) || u > UINT32_MAX)
 		return bad(rd, "qp '%s': want an integer", f[1]);
 	r.qp = (uint32_t)u;
@@ -270,31 +285,29 @@ static int csv_row(struct reader *rd, char *line)
 	if (parse_u64(f[5], &u) || u > UINT32_MAX)
 		return bad(rd, "bytes '%s': want an integer 0..%u", f[5], UINT32_MAX);
 	r.bytes = (uint32_t)u;
-	if (strcmp(f[6], "0") && strcmp(f[6], "1"))
-		return bad(rd, "signaled '%s': want 0 or 1", f[6]);
-	if (csv_opt_u64(rd, "status", f[7], &st, &has) ||
-	    csv_opt_u64(rd, "t_post_ns", f[8], &r.t_post, &posted) ||
-	    csv_opt_u64(rd, "t_comp_ns", f[9], &r.t_comp, &done) ||
-	    csv_opt_i64(rd, "latency_ns", f[10], &in.lat, &in.has_lat) ||
-	    csv_opt_u64(rd, "cqe_gap_sw_ns", f[12], &gap_sw, &cqe) ||
-	    csv_opt_i64(rd, "cqe_gap_hw_ns", f[13], &r.gap_hw, &gaph) ||
-	    csv_opt_u64(rd, "hw_ns", f[14], &r.hw_ns, &hw) ||
-	    csv_opt_i64(rd, "post_to_cqe_ns", f[15], &in.a, &in.has_split_a) ||
-	    csv_opt_i64(rd, "cqe_to_poll_ns", f[16], &in.b, &in.has_split_b))
+	if (csv_flag(rd, "signaled", f[6], &sig) || csv_flag(rd, "own_cqe", f[7], &own) ||
+	    csv_opt_u64(rd, "status", f[8], &st, &has) ||
+	    csv_opt_u64(rd, "t_post_ns", f[9], &r.t_post, &posted) ||
+	    csv_opt_u64(rd, "t_comp_ns", f[10], &r.t_comp, &done) ||
+	    csv_opt_i64(rd, "latency_ns", f[11], &in.lat, &in.has_lat) ||
+	    csv_opt_i64(rd, "cqe_gap_sw_ns", f[13], &in.gap_sw, &in.has_gap_sw) ||
+	    csv_opt_i64(rd, "cqe_gap_hw_ns", f[14], &in.gap_hw, &in.has_gap_hw) ||
+	    csv_opt_u64(rd, "hw_ns", f[15], &r.hw_ns, &hw) ||
+	    csv_opt_i64(rd, "post_to_cqe_ns", f[16], &in.a, &in.has_split_a) ||
+	    csv_opt_i64(rd, "cqe_to_poll_ns", f[17], &in.b, &in.has_split_b))
 		return -1;
 	if (has != done)
 		return bad(rd, "status is given exactly when t_comp_ns is");
 	if (st > 255)
 		return bad(rd, "status %llu out of range", (unsigned long long)st);
+	if (own && !done)
+		return bad(rd, "own_cqe without t_comp_ns");
 	r.status = (uint8_t)st;
-	r.gap_sw = gap_sw;
-	in.has_tput = f[11][0] != '\0';
-	in.tput_text = f[11];
-	r.flags = (f[6][0] == '1' ? WRT_SIGNALED : 0) | (op == PT_PLUGIN_OP_RECV ? WRT_RECV : 0) |
-		  (done ? WRT_DONE : 0) | (hw ? WRT_HW : 0) | (cqe ? WRT_CQE : 0) |
-		  (gaph ? WRT_GAP_HW : 0) | (posted ? WRT_POSTED : 0);
-	if (!cur_run(rd))
-		return bad(rd, "row before any run metadata");
+	in.has_tput = f[12][0] != '\0';
+	in.tput_text = f[12];
+	r.flags = (sig ? WRT_SIGNALED : 0) | (own ? WRT_CQE : 0) |
+		  (op == PT_PLUGIN_OP_RECV ? WRT_RECV : 0) | (done ? WRT_DONE : 0) |
+		  (hw ? WRT_HW : 0) | (posted ? WRT_POSTED : 0);
 	if (check_derived(rd, &r, &in))
 		return -1;
 	return rec_add(rd, &r);
@@ -394,14 +407,24 @@ static int json_int(struct reader *rd, json_t *o, const char *key, bool nullable
 	return 0;
 }
 
+static int json_bool(struct reader *rd, json_t *o, const char *key, bool *v)
+{
+	json_t *x = json_object_get(o, key);
+
+	if (!json_is_boolean(x))
+		return bad(rd, "'%s': want true or false", key);
+	*v = json_is_true(x);
+	return 0;
+}
+
 static int json_row(struct reader *rd, json_t *o)
 {
 	struct wrt_rec r = { 0 };
 	struct derived_in in = { 0 };
-	int64_t run, qp, seq, bytes, st = 0, tp = 0, tc = 0, gs = 0, hw = 0;
-	bool h, has_st, posted, done, cqe, gaph, hashw;
+	int64_t run, qp, seq, bytes, st = 0, tp = 0, tc = 0, hw = 0;
+	bool h, has_st, posted, done, hashw, sig = false, own = false;
 	json_t *wr = json_object_get(o, "wr_id"), *op = json_object_get(o, "opcode");
-	json_t *sig = json_object_get(o, "signaled"), *tput = json_object_get(o, "tput_mb_s");
+	json_t *tput = json_object_get(o, "tput_mb_s");
 	uint32_t opc;
 
 	if (json_object_size(o) != WRT_CSV_NCOLS + 1)
@@ -412,27 +435,28 @@ static int json_row(struct reader *rd, json_t *o)
 	    json_int(rd, o, "t_post_ns", true, 0, &tp, &posted) ||
 	    json_int(rd, o, "t_comp_ns", true, 0, &tc, &done) ||
 	    json_int(rd, o, "latency_ns", true, INT64_MIN, &in.lat, &in.has_lat) ||
-	    json_int(rd, o, "cqe_gap_sw_ns", true, 0, &gs, &cqe) ||
-	    json_int(rd, o, "cqe_gap_hw_ns", true, INT64_MIN, &r.gap_hw, &gaph) ||
+	    json_int(rd, o, "cqe_gap_sw_ns", true, INT64_MIN, &in.gap_sw, &in.has_gap_sw) ||
+	    json_int(rd, o, "cqe_gap_hw_ns", true, INT64_MIN, &in.gap_hw, &in.has_gap_hw) ||
 	    json_int(rd, o, "hw_ns", true, 0, &hw, &hashw) ||
 	    json_int(rd, o, "post_to_cqe_ns", true, INT64_MIN, &in.a, &in.has_split_a) ||
-	    json_int(rd, o, "cqe_to_poll_ns", true, INT64_MIN, &in.b, &in.has_split_b))
+	    json_int(rd, o, "cqe_to_poll_ns", true, INT64_MIN, &in.b, &in.has_split_b) ||
+	    json_bool(rd, o, "signaled", &sig) || json_bool(rd, o, "own_cqe", &own))
 		return -1;
-	if (run > UINT32_MAX || qp > UINT32_MAX || bytes > UINT32_MAX || st > 255)
-		return bad(rd, "run, qp, bytes or status out of range");
+	if (qp > UINT32_MAX || bytes > UINT32_MAX || st > 255)
+		return bad(rd, "qp, bytes or status out of range");
 	if (!json_is_string(wr) || strncmp(json_string_value(wr), "0x", 2) ||
 	    json_string_length(wr) < 3 || json_string_length(wr) > 18 ||
 	    strspn(json_string_value(wr) + 2, "0123456789abcdef") != json_string_length(wr) - 2)
 		return bad(rd, "'wr_id': want a string 0x and up to 16 lower-case hex digits");
 	if (!json_is_string(op) || wrt_opcode_parse(json_string_value(op), &opc))
 		return bad(rd, "'opcode': unknown");
-	if (!json_is_boolean(sig))
-		return bad(rd, "'signaled': want true or false");
 	if (!tput || !(json_is_null(tput) || json_is_number(tput)))
 		return bad(rd, "'tput_mb_s': want a number or null");
 	if (has_st != done)
 		return bad(rd, "status is given exactly when t_comp_ns is");
-	r.run = (uint32_t)run;
+	if (own && !done)
+		return bad(rd, "own_cqe without t_comp_ns");
+	in.run = (uint64_t)run;
 	r.qp = (uint32_t)qp;
 	r.seq = (uint64_t)seq;
 	r.wr_id = strtoull(json_string_value(wr) + 2, NULL, 16);
@@ -441,15 +465,12 @@ static int json_row(struct reader *rd, json_t *o)
 	r.status = (uint8_t)st;
 	r.t_post = (uint64_t)tp;
 	r.t_comp = (uint64_t)tc;
-	r.gap_sw = (uint64_t)gs;
 	r.hw_ns = (uint64_t)hw;
-	r.flags = (json_is_true(sig) ? WRT_SIGNALED : 0) | (opc == PT_PLUGIN_OP_RECV ? WRT_RECV : 0) |
-		  (done ? WRT_DONE : 0) | (hashw ? WRT_HW : 0) | (cqe ? WRT_CQE : 0) |
-		  (gaph ? WRT_GAP_HW : 0) | (posted ? WRT_POSTED : 0);
+	r.flags = (sig ? WRT_SIGNALED : 0) | (own ? WRT_CQE : 0) |
+		  (opc == PT_PLUGIN_OP_RECV ? WRT_RECV : 0) | (done ? WRT_DONE : 0) |
+		  (hashw ? WRT_HW : 0) | (posted ? WRT_POSTED : 0);
 	in.has_tput = !json_is_null(tput);
 	in.tput = in.has_tput ? json_number_value(tput) : 0;
-	if (!cur_run(rd))
-		return bad(rd, "row before any run object");
 	if (check_derived(rd, &r, &in))
 		return -1;
 	return rec_add(rd, &r);

@@ -43,7 +43,8 @@ const char *wrt_conn_name(uint32_t conn)
 	return conn < sizeof(n) / sizeof(n[0]) ? n[conn] : "OTHER";
 }
 
-void wrt_derive(const struct wrt_rec *r, const struct wrt_meta *m, struct wrt_derived *d)
+void wrt_derive(const struct wrt_rec *r, const struct wrt_meta *m, struct wrt_gaps *gaps,
+		struct wrt_derived *d)
 {
 	memset(d, 0, sizeof(*d));
 	if ((r->flags & (WRT_DONE | WRT_POSTED)) == (WRT_DONE | WRT_POSTED)) {
@@ -60,6 +61,23 @@ void wrt_derive(const struct wrt_rec *r, const struct wrt_meta *m, struct wrt_de
 		d->has_split = true;
 		d->post_to_cqe_ns = cqe - (int64_t)r->t_post;
 		d->cqe_to_poll_ns = (int64_t)r->t_comp - cqe;
+	}
+	/* the same rule as the recorder's hot path (retire_own) */
+	if (!gaps || !(r->flags & WRT_CQE))
+		return;
+	if (gaps->have_sw) {
+		d->has_gap_sw = true;
+		d->gap_sw_ns = r->t_comp >= gaps->last_sw ? (int64_t)(r->t_comp - gaps->last_sw) : 0;
+	}
+	gaps->last_sw = r->t_comp;
+	gaps->have_sw = true;
+	if (r->flags & WRT_HW) {
+		if (gaps->have_hw) {
+			d->has_gap_hw = true;
+			d->gap_hw_ns = (int64_t)(r->hw_ns - gaps->last_hw);
+		}
+		gaps->last_hw = r->hw_ns;
+		gaps->have_hw = true;
 	}
 }
 
@@ -95,36 +113,33 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Exact nearest-rank percentiles, or, when the overflow histogram holds
  * dropped samples, percentiles of both merged into one histogram. */
-static int dist_finish(struct vals *a, const struct pt_hist *over, uint64_t neg_over,
+static int dist_finish(struct vals *a, const struct wrt_hist *over, uint64_t neg_over,
 		       struct wrt_dist *d)
 {
-	static const uint32_t ppm[] = { PT_P50, PT_P90, PT_P99, PT_P99_9, PT_P99_99 };
+	static const uint32_t ppm[] = { 500000, 900000, 990000, 999000, 999900 };
 	int64_t *out[] = { &d->p50, &d->p90, &d->p99, &d->p99_9, &d->p99_99 };
-	uint64_t over_n = over ? pt_hist_count(over) : 0;
 
 	memset(d, 0, sizeof(*d));
 	if (a->nomem)
 		return -ENOMEM;
-	if (over_n) {
-		struct pt_hist *h = pt_hist_new();
-		struct pt_lat_stats st;
+	if (over && over->count) {
+		struct wrt_hist *h = malloc(sizeof(*h));
 
 		if (!h)
 			return -ENOMEM;
-		pt_hist_merge(h, over);
+		*h = *over;
 		for (uint64_t i = 0; i < a->n; i++)
 			if (a->v[i] >= 0)
-				pt_hist_record(h, (uint64_t)a->v[i]);
+				wrt_hist_add(h, (uint64_t)a->v[i]);
 			else
 				neg_over++;
-		pt_hist_stats(h, &st);
-		d->count = st.count + neg_over;
-		d->min = (int64_t)st.min;
-		d->max = (int64_t)st.max;
+		d->count = h->count + neg_over;
+		d->min = (int64_t)h->min;
+		d->max = (int64_t)h->max;
 		for (int i = 0; i < 5; i++)
-			*out[i] = (int64_t)pt_hist_percentile(h, ppm[i]);
+			*out[i] = (int64_t)wrt_hist_percentile(h, ppm[i]);
 		d->approx = true;
-		pt_hist_free(h);
+		free(h);
 		return 0;
 	}
 	if (!a->n)
@@ -134,7 +149,7 @@ static int dist_finish(struct vals *a, const struct pt_hist *over, uint64_t neg_
 	d->min = a->v[0];
 	d->max = a->v[a->n - 1];
 	for (int i = 0; i < 5; i++)
-		*out[i] = a->v[pt_percentile_rank(a->n, ppm[i]) - 1];
+		*out[i] = a->v[wrt_rank(a->n, ppm[i]) - 1];
 	return 0;
 }
 
@@ -142,6 +157,7 @@ int wrt_summarize(const struct wrt_meta *m, const struct wrt_rec *recs, uint64_t
 		  const struct wrt_overflow *ov, struct wrt_summary *s)
 {
 	struct vals v[6] = { 0 }; /* send_lat recv_lat gap_sw gap_hw post_to_cqe cqe_to_poll */
+	struct wrt_gaps gaps = { 0 };
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -151,13 +167,13 @@ int wrt_summarize(const struct wrt_meta *m, const struct wrt_rec *recs, uint64_t
 		struct wrt_derived d;
 
 		recv ? s->recvs++ : s->sends++;
-		wrt_derive(r, m, &d);
+		wrt_derive(r, m, &gaps, &d);
 		if (d.has_lat && r->status == 0)
 			vals_add(&v[recv ? 1 : 0], d.lat_ns);
-		if (r->flags & WRT_CQE)
-			vals_add(&v[2], (int64_t)r->gap_sw);
-		if (r->flags & WRT_GAP_HW)
-			vals_add(&v[3], r->gap_hw);
+		if (d.has_gap_sw)
+			vals_add(&v[2], d.gap_sw_ns);
+		if (d.has_gap_hw)
+			vals_add(&v[3], d.gap_hw_ns);
 		if (d.has_split && r->status == 0) {
 			vals_add(&v[4], d.post_to_cqe_ns);
 			vals_add(&v[5], d.cqe_to_poll_ns);
@@ -230,11 +246,11 @@ void wrt_summary_print(FILE *out, const struct wrt_meta *m, const struct wrt_sum
 	dist_line(out, "CQE->poll (hw)", &s->cqe_to_poll);
 	if (approx)
 		fprintf(out, " ~ over every WR, rows and dropped ones, from a histogram (<= %.2f%% error)\n",
-			100.0 * pt_hist_max_rel_error());
+			100.0 * wrt_hist_max_rel_error());
 	if (m->dropped && !approx && m->all_count)
 		fprintf(out, " send post->compl at capture over all %llu WRs (histogram): p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f p99.99 %.3f max %.3f usec\n",
 			(unsigned long long)m->all_count, m->all_p50 / 1e3, m->all_p90 / 1e3,
 			m->all_p99 / 1e3, m->all_p99_9 / 1e3, m->all_p99_99 / 1e3, m->all_max / 1e3);
 	if (m->dropped && (s->post_to_cqe.count || !approx))
-		fprintf(out, " rows cover the first %llu WRs only\n", (unsigned long long)m->recorded);
+		fprintf(out, " rows cover the first %llu WRs completed only\n", (unsigned long long)m->recorded);
 }

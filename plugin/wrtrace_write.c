@@ -114,14 +114,15 @@ static void csv_opt_i64(FILE *f, bool has, int64_t v, char sep)
 		fputc(sep, f);
 }
 
-static void csv_row(FILE *f, const struct wrt_meta *m, const struct wrt_rec *r)
+static void csv_row(FILE *f, const struct wrt_meta *m, const struct wrt_rec *r,
+		    struct wrt_gaps *gaps)
 {
 	struct wrt_derived d;
 
-	wrt_derive(r, m, &d);
-	fprintf(f, "%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",0x%" PRIx64 ",%s,%" PRIu32 ",%d,", r->run,
+	wrt_derive(r, m, gaps, &d);
+	fprintf(f, "%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",0x%" PRIx64 ",%s,%" PRIu32 ",%d,%d,", m->run,
 		r->qp, r->seq, r->wr_id, wrt_opcode_name(r->opcode), r->bytes,
-		(r->flags & WRT_SIGNALED) ? 1 : 0);
+		(r->flags & WRT_SIGNALED) ? 1 : 0, (r->flags & WRT_CQE) ? 1 : 0);
 	csv_opt_u64(f, r->flags & WRT_DONE, r->status);
 	csv_opt_u64(f, r->flags & WRT_POSTED, r->t_post);
 	csv_opt_u64(f, r->flags & WRT_DONE, r->t_comp);
@@ -129,8 +130,8 @@ static void csv_row(FILE *f, const struct wrt_meta *m, const struct wrt_rec *r)
 	if (d.has_tput)
 		fprintf(f, "%.3f", d.tput_mb_s);
 	fputc(',', f);
-	csv_opt_u64(f, r->flags & WRT_CQE, r->gap_sw);
-	csv_opt_i64(f, r->flags & WRT_GAP_HW, r->gap_hw, ',');
+	csv_opt_i64(f, d.has_gap_sw, d.gap_sw_ns, ',');
+	csv_opt_i64(f, d.has_gap_hw, d.gap_hw_ns, ',');
 	csv_opt_u64(f, r->flags & WRT_HW, r->hw_ns);
 	csv_opt_i64(f, d.has_split, d.post_to_cqe_ns, ',');
 	csv_opt_i64(f, d.has_split, d.cqe_to_poll_ns, '\n');
@@ -166,25 +167,26 @@ static json_t *opt_int(bool has, int64_t v)
 	return has ? json_integer(v) : json_null();
 }
 
-static json_t *json_row(const struct wrt_meta *m, const struct wrt_rec *r)
+static json_t *json_row(const struct wrt_meta *m, const struct wrt_rec *r, struct wrt_gaps *gaps)
 {
 	struct wrt_derived d;
 	char wr_id[24];
 
-	wrt_derive(r, m, &d);
+	wrt_derive(r, m, gaps, &d);
 	snprintf(wr_id, sizeof(wr_id), "0x%" PRIx64, r->wr_id);
-	return json_pack("{s:s, s:I, s:I, s:I, s:s, s:s, s:I, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "type", "wr", "run", (json_int_t)r->run, "qp", (json_int_t)r->qp,
+	return json_pack("{s:s, s:I, s:I, s:I, s:s, s:s, s:I, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "type", "wr", "run", (json_int_t)m->run, "qp", (json_int_t)r->qp,
 			 "seq", (json_int_t)r->seq, "wr_id", wr_id,
 			 "opcode", wrt_opcode_name(r->opcode), "bytes", (json_int_t)r->bytes,
 			 "signaled", (r->flags & WRT_SIGNALED) != 0,
+			 "own_cqe", (r->flags & WRT_CQE) != 0,
 			 "status", opt_int(r->flags & WRT_DONE, r->status),
 			 "t_post_ns", opt_int(r->flags & WRT_POSTED, (int64_t)r->t_post),
 			 "t_comp_ns", opt_int(r->flags & WRT_DONE, (int64_t)r->t_comp),
 			 "latency_ns", opt_int(d.has_lat, d.lat_ns),
 			 "tput_mb_s", d.has_tput ? json_real(d.tput_mb_s) : json_null(),
-			 "cqe_gap_sw_ns", opt_int(r->flags & WRT_CQE, (int64_t)r->gap_sw),
-			 "cqe_gap_hw_ns", opt_int(r->flags & WRT_GAP_HW, r->gap_hw),
+			 "cqe_gap_sw_ns", opt_int(d.has_gap_sw, d.gap_sw_ns),
+			 "cqe_gap_hw_ns", opt_int(d.has_gap_hw, d.gap_hw_ns),
 			 "hw_ns", opt_int(r->flags & WRT_HW, (int64_t)r->hw_ns),
 			 "post_to_cqe_ns", opt_int(d.has_split, d.post_to_cqe_ns),
 			 "cqe_to_poll_ns", opt_int(d.has_split, d.cqe_to_poll_ns));
@@ -209,6 +211,7 @@ int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_me
 {
 	FILE *f = fopen(path, append ? "a" : "w");
 	static char buf[1 << 20];
+	struct wrt_gaps gaps = { 0 };
 	int rc = 0;
 
 	if (!f)
@@ -219,7 +222,7 @@ int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_me
 			fprintf(f, "%s\n%s\n", WRT_CSV_MAGIC, WRT_CSV_HEADER);
 		csv_meta(f, m);
 		for (uint64_t i = 0; i < n; i++)
-			csv_row(f, m, &recs[i]);
+			csv_row(f, m, &recs[i], &gaps);
 	} else {
 		if (!append)
 			rc = json_line(f, json_pack("{s:s, s:i}", "type", "wrtrace", "version",
@@ -227,7 +230,7 @@ int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_me
 		if (!rc)
 			rc = json_line(f, json_meta(m));
 		for (uint64_t i = 0; !rc && i < n; i++)
-			rc = json_line(f, json_row(m, &recs[i]));
+			rc = json_line(f, json_row(m, &recs[i], &gaps));
 	}
 	if (ferror(f))
 		rc = -1;

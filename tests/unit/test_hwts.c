@@ -356,6 +356,7 @@ static void test_split_end_to_end(void **state)
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
 	struct wrt_trace t;
 	struct wrt_derived d;
+	struct wrt_gaps gaps = { 0 };
 	struct ibv_wc wc[4];
 	uint64_t hw[4];
 	int n;
@@ -388,13 +389,15 @@ static void test_split_end_to_end(void **state)
 	assert_int_equal(wrt_read(path, &t, err, sizeof(err)), 0);
 	assert_int_equal(t.runs[0].n, 2);
 	assert_int_equal(t.runs[0].recs[0].hw_ns, 2950502);
-	wrt_derive(&t.runs[0].recs[0], &t.runs[0].meta, &d);
+	wrt_derive(&t.runs[0].recs[0], &t.runs[0].meta, &gaps, &d);
 	assert_int_equal(d.post_to_cqe_ns, 502);
 	assert_int_equal(d.cqe_to_poll_ns, 498);
-	wrt_derive(&t.runs[0].recs[1], &t.runs[0].meta, &d);
+	wrt_derive(&t.runs[0].recs[1], &t.runs[0].meta, &gaps, &d);
 	assert_int_equal(d.post_to_cqe_ns, 1400);
 	assert_int_equal(d.cqe_to_poll_ns, 500);
-	assert_int_equal(t.runs[0].recs[1].gap_hw, 998);
+	assert_true(d.has_gap_hw);
+	assert_int_equal(d.gap_hw_ns, 998);
+	assert_int_equal(d.gap_sw_ns, 1000);
 	assert_int_equal(t.runs[0].meta.fit.samples, 4);
 	assert_true(t.runs[0].meta.fit.residual_max_ns < 1e-6);
 	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN);

@@ -97,6 +97,8 @@ static void test_fifo_cq_mod(void **state)
 {
 	struct pt_plugin_run_info in = info_for(1, 10, 4, 1);
 	struct wrt *w = recorder("x.csv", &in);
+	struct wrt_gaps gaps = { 0 };
+	struct wrt_derived d;
 	const struct wrt_rec *r;
 	uint64_t n;
 
@@ -118,11 +120,13 @@ static void test_fifo_cq_mod(void **state)
 		assert_int_equal(r[i].t_comp, want);
 		assert_true(r[i].flags & WRT_DONE);
 		assert_int_equal(!!(r[i].flags & WRT_SIGNALED), i == 3 || i == 7 || i == 9);
-		/* only the WR that owns a CQE (after the first) carries the gap */
-		assert_int_equal(!!(r[i].flags & WRT_CQE), i == 7 || i == 9);
+		/* only the WR that owns a CQE carries it; gaps from the second on */
+		assert_int_equal(!!(r[i].flags & WRT_CQE), i == 3 || i == 7 || i == 9);
+		wrt_derive(&r[i], wrt_meta(w), &gaps, &d);
+		assert_int_equal(d.has_gap_sw, i == 7 || i == 9);
+		assert_int_equal(d.gap_sw_ns, i == 7 ? 1000 : i == 9 ? 1500 : 0);
+		assert_int_equal(d.lat_ns, (int64_t)want - (int64_t)(100 + 10 * i));
 	}
-	assert_int_equal(r[7].gap_sw, 1000);
-	assert_int_equal(r[9].gap_sw, 1500);
 	assert_int_equal(wrt_meta(w)->incomplete, 0);
 	assert_int_equal(wrt_meta(w)->unmatched, 0);
 	assert_int_equal(wrt_meta(w)->wrs, 10);
@@ -176,6 +180,7 @@ static void test_signal_phase_resync(void **state)
 	(void)state;
 	post(w, 0, 0, 2, 3, 0, 1);  /* 0 1 */
 	post(w, 0, 7, 3, 3, 0, 2);  /* 7 8(sig) 9 */
+	end(w);                     /* none completed: rows in post order */
 	r = wrt_records(w, &n);
 	assert_int_equal(n, 5);
 	assert_false(r[0].flags & WRT_SIGNALED);
@@ -183,7 +188,7 @@ static void test_signal_phase_resync(void **state)
 	assert_false(r[2].flags & WRT_SIGNALED);
 	assert_true(r[3].flags & WRT_SIGNALED);
 	assert_false(r[4].flags & WRT_SIGNALED);
-	end(w);
+	assert_int_equal(wrt_meta(w)->incomplete, 5);
 	wrt_free(w);
 }
 
@@ -267,16 +272,20 @@ static void test_recv_fifo(void **state)
 	end(w);
 	r = wrt_records(w, &n);
 	assert_int_equal(n, 6);
-	/* order of records: rec 0 = CQE of seq 0, 1 = post 2, 2 = CQE seq 1, ... */
-	assert_int_equal(r[0].seq, 0);
-	assert_false(r[0].flags & WRT_POSTED);
-	assert_true(r[0].flags & WRT_DONE);
-	assert_int_equal(r[1].seq, 2);
-	assert_int_equal(r[1].t_post, 110);
-	assert_int_equal(r[1].t_comp, 300);
-	assert_int_equal(r[3].seq, 3);
+	/* rows in completion order: seq 0, 1 (posted before the run), 2, 3,
+	 * then 4 and 5 still posted at the end */
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(r[i].seq, i);
+		assert_true(r[i].flags & WRT_RECV);
+		assert_int_equal(!!(r[i].flags & WRT_POSTED), i >= 2);
+		assert_int_equal(!!(r[i].flags & WRT_DONE), i < 4);
+	}
+	assert_int_equal(r[0].t_comp, 100);
+	assert_int_equal(r[2].t_post, 110);
+	assert_int_equal(r[2].t_comp, 300);
+	assert_int_equal(r[3].t_post, 210);
 	assert_int_equal(r[3].t_comp, 400);
-	assert_true(r[3].flags & WRT_RECV);
+	assert_int_equal(r[5].t_post, 410);
 	assert_int_equal(wrt_meta(w)->recv_pending, 2);
 	assert_int_equal(wrt_meta(w)->incomplete, 0);
 	assert_int_equal(wrt_meta(w)->unmatched, 0);
@@ -321,6 +330,7 @@ static void test_hw_split(void **state)
 	struct wrt_summary s;
 	const struct wrt_rec *r;
 	struct wrt_derived d;
+	struct wrt_gaps gaps = { 0 };
 	uint64_t n;
 
 	(void)state;
@@ -334,13 +344,16 @@ static void test_hw_split(void **state)
 	cqe(w, 0, 1, 0, PT_PLUGIN_COMP_HW_TS, 1001000, 1002850);
 	end(w);
 	r = wrt_records(w, &n);
-	wrt_derive(&r[0], wrt_meta(w), &d);
+	wrt_derive(&r[0], wrt_meta(w), &gaps, &d);
 	assert_true(d.has_split);
 	assert_int_equal(d.lat_ns, 900);
 	assert_int_equal(d.post_to_cqe_ns, 700);
 	assert_int_equal(d.cqe_to_poll_ns, 200);
-	assert_int_equal(r[1].gap_hw, 150);
-	assert_true(r[1].flags & WRT_GAP_HW);
+	assert_false(d.has_gap_hw); /* the first CQE */
+	wrt_derive(&r[1], wrt_meta(w), &gaps, &d);
+	assert_true(d.has_gap_hw);
+	assert_int_equal(d.gap_hw_ns, 150);
+	assert_int_equal(d.gap_sw_ns, 100);
 	assert_int_equal(wrt_summarize(wrt_meta(w), r, n, NULL, &s), 0);
 	assert_int_equal(s.post_to_cqe.count, 2);
 	assert_int_equal(s.cqe_to_poll.max, 200);
@@ -351,35 +364,35 @@ static void test_hw_split(void **state)
 /* The log-linear histogram stays within 1% of every value. */
 static void test_histogram_bounds(void **state)
 {
-	struct pt_hist *h = pt_hist_new();
+	struct wrt_hist *h = malloc(sizeof(*h));
 	uint64_t v = 1;
 
 	(void)state;
-	assert_true(pt_hist_max_rel_error() <= 0.01);
-	for (int i = 0; i < 4000; i++, v = v + v / 97 + 1) {
-		uint64_t q = pt_hist_quantize(v);
+	assert_true(wrt_hist_max_rel_error() <= 0.01);
+	for (int i = 0; i < 4000 && v < (UINT64_MAX >> 2); i++, v = v + v / 97 + 1) {
+		uint64_t q = wrt_hist_quantize(v);
 		double rel = q > v ? (double)(q - v) / v : (double)(v - q) / v;
 
-		assert_true(rel <= pt_hist_max_rel_error());
-		if (v > (UINT64_MAX >> 2))
-			break;
+		assert_true(rel <= wrt_hist_max_rel_error());
+		assert_true(v >= 128 || q == v); /* exact below 128 */
 	}
-	/* percentiles of 1..100000 */
+	wrt_hist_reset(h);
+	assert_int_equal(wrt_hist_percentile(h, 500000), 0);
 	for (uint64_t x = 1; x <= 100000; x++)
-		pt_hist_record(h, x);
-	assert_true(pt_hist_percentile(h, PT_P99) >= 99000 * 0.99);
-	assert_true(pt_hist_percentile(h, PT_P99) <= 99000 * 1.01);
-	assert_true(pt_hist_percentile(h, 1000000) >= 100000 * 0.99);
-	/* min and max are kept exactly */
-	{
-		struct pt_lat_stats st;
-
-		assert_int_equal(pt_hist_stats(h, &st), 0);
-		assert_int_equal(st.max, 100000);
-		assert_int_equal(st.min, 1);
-		assert_int_equal(st.count, 100000);
-	}
-	pt_hist_free(h);
+		wrt_hist_add(h, x);
+	assert_int_equal(h->count, 100000);
+	assert_int_equal(h->min, 1);
+	assert_int_equal(h->max, 100000);
+	assert_true(wrt_hist_percentile(h, 990000) >= 99000 * 0.99);
+	assert_true(wrt_hist_percentile(h, 990000) <= 99000 * 1.01);
+	assert_true(wrt_hist_percentile(h, 1000000) >= 100000 * 0.99);
+	assert_int_equal(wrt_hist_percentile(h, 0), 1);
+	/* ranks: 99.9% of 1000 is rank 999, and never 0 or beyond n */
+	assert_int_equal(wrt_rank(1000, 999000), 999);
+	assert_int_equal(wrt_rank(1000, 0), 1);
+	assert_int_equal(wrt_rank(7, 1000000), 7);
+	assert_int_equal(wrt_rank(UINT64_MAX / 2, 999900), 9222449699651090330ull);
+	free(h);
 }
 
 static void test_config_parse(void **state)
