@@ -15,7 +15,7 @@
  * only ever appended to a struct, and every struct starts with its size, so a
  * plugin built against an older header keeps working: the tools treat
  * callbacks beyond ops->struct_size as absent, and a plugin reads an event
- * field only when PT_PLUGIN_HAS(ev, field) says the tool filled it.
+ * field only when PT_PLUGIN_HAS(ev, type, field) says the tool filled it.
  *
  * Threading and cost: callbacks run on the measurement thread, inside the
  * timed loop. post and completion must not block, allocate or do I/O;
@@ -36,9 +36,10 @@ extern "C" {
 #define PT_PLUGIN_ENTRY perftest_plugin_ops
 #define PT_PLUGIN_ENTRY_NAME "perftest_plugin_ops"
 
-/* True when a struct that starts with uint32_t struct_size holds field. */
-#define PT_PLUGIN_HAS(p, field) \
-	((p)->struct_size >= offsetof(__typeof__(*(p)), field) + sizeof((p)->field))
+/* True when *p, a struct type that starts with uint32_t struct_size, was
+ * filled by a tool that knows field: PT_PLUGIN_HAS(ev, struct pt_plugin_post, t_ns). */
+#define PT_PLUGIN_HAS(p, type, field) \
+	((p)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 enum pt_plugin_role {
 	PT_PLUGIN_ROLE_CLIENT = 0, /* the side that connects (usually the sender) */

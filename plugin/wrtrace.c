@@ -151,7 +151,7 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 {
 	uint64_t sq_n, rq_n, ents;
 
-	if (!in || !PT_PLUGIN_HAS(in, sw_clock))
+	if (!in || !PT_PLUGIN_HAS(in, struct pt_plugin_run_info, sw_clock))
 		return fail(err, err_len, "run info from an older tool lacks fields this recorder needs");
 	if (in->num_qps == 0 || in->num_qps > 1u << 20)
 		return fail(err, err_len, "run with %u QPs: want 1..%u", in->num_qps, 1u << 20);

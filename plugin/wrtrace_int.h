@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include "wrtrace.h"
 
-enum wrt_field_type { WRT_F_U32, WRT_F_U64, WRT_F_STR, WRT_F_DBL, WRT_F_BOOL };
+enum wrt_field_type { WRT_F_U32, WRT_F_U64, WRT_F_STR, WRT_F_DBL, WRT_F_BOOL, WRT_F_ENUM };
 
 struct wrt_field {
 	const char *key;
 	enum wrt_field_type type;
 	size_t off, size;           /* size: buffer size of WRT_F_STR */
+	const char *const *names;   /* WRT_F_ENUM: a uint32_t written by name */
+	unsigned nnames;
 };
 
 extern const struct wrt_field wrt_meta_fields[];

@@ -64,6 +64,33 @@ static int parse_dbl(const char *s, double *v)
 	return errno || !*s || *end || *v != *v || *v - *v != 0 ? -1 : 0;
 }
 
+/* An enum value by name (or, for values without one, as a number). */
+static int parse_enum(const struct wrt_field *k, const char *s, uint32_t *v)
+{
+	uint64_t u;
+
+	for (unsigned i = 0; i < k->nnames; i++)
+		if (k->names[i] && !strcmp(s, k->names[i])) {
+			*v = i;
+			return 0;
+		}
+	if (parse_u64(s, &u) || u > UINT32_MAX || (u < k->nnames && k->names[u]))
+		return -1;
+	*v = (uint32_t)u;
+	return 0;
+}
+
+static int enum_error(struct reader *rd, const struct wrt_field *k, const char *s)
+{
+	char names[128] = "";
+
+	for (unsigned i = 0; i < k->nnames; i++)
+		if (k->names[i])
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? ", " : "", k->names[i]);
+	return bad(rd, "%s '%s': want one of %s", k->key, s, names);
+}
+
 static struct wrt_run *cur_run(struct reader *rd)
 {
 	return rd->t->runs && rd->t->nruns ? &rd->t->runs[rd->t->nruns - 1] : NULL;
@@ -161,7 +188,7 @@ static int check_derived(struct reader *rd, const struct wrt_rec *rec, const str
 
 static int csv_meta(struct reader *rd, char *line)
 {
-	bool seen[64] = { 0 };
+	bool seen[128] = { 0 };
 	struct wrt_meta m = { 0 };
 	char *save = NULL;
 
@@ -184,6 +211,10 @@ static int csv_meta(struct reader *rd, char *line)
 		uint64_t u;
 
 		switch (k->type) {
+		case WRT_F_ENUM:
+			if (parse_enum(k, v, (uint32_t *)p))
+				return enum_error(rd, k, v);
+			break;
 		case WRT_F_U32:
 			if (parse_u64(v, &u) || u > UINT32_MAX)
 				return bad(rd, "%s=%s: want an integer 0..%u", k->key, v, UINT32_MAX);
@@ -359,6 +390,10 @@ static int json_meta(struct reader *rd, json_t *o)
 		if (!v)
 			return bad(rd, "run object lacks '%s'", k->key);
 		switch (k->type) {
+		case WRT_F_ENUM:
+			if (!json_is_string(v) || parse_enum(k, json_string_value(v), (uint32_t *)p))
+				return enum_error(rd, k, json_is_string(v) ? json_string_value(v) : "?");
+			break;
 		case WRT_F_U32:
 		case WRT_F_U64:
 			if (!json_is_integer(v) || json_integer_value(v) < 0 ||

@@ -227,9 +227,11 @@ void wrt_summary_print(FILE *out, const struct wrt_meta *m, const struct wrt_sum
 
 	wrt_hw_line(hw, sizeof(hw), m);
 	fprintf(out, "---------------------------------------------------------------------------------------\n");
-	fprintf(out, " wrtrace run %u: %llu WRs on %u QP(s), %llu rows (%llu send, %llu recv)\n", m->run,
-		(unsigned long long)m->wrs, m->num_qps, (unsigned long long)m->recorded,
-		(unsigned long long)s->sends, (unsigned long long)s->recvs);
+	fprintf(out, " wrtrace run %u (%s %s %s, %llu bytes): %llu WRs on %u QP(s), %llu rows (%llu send, %llu recv)\n",
+		m->run, m->tool, wrt_role_name(m->role), wrt_conn_name(m->conn),
+		(unsigned long long)m->msg_size, (unsigned long long)m->wrs, m->num_qps,
+		(unsigned long long)m->recorded, (unsigned long long)s->sends,
+		(unsigned long long)s->recvs);
 	fprintf(out, " dropped over the %llu-record cap: %llu; untracked: %llu; sends without CQE: %llu; unmatched CQEs: %llu; error CQEs: %llu; receives still posted: %llu\n",
 		(unsigned long long)m->cap, (unsigned long long)m->dropped,
 		(unsigned long long)m->untracked, (unsigned long long)m->incomplete,

@@ -10,14 +10,25 @@
 #include "wrtrace_int.h"
 
 #define M(field) offsetof(struct wrt_meta, field)
-#define MS(field) M(field), sizeof(((struct wrt_meta *)0)->field)
+#define MS(field) .off = M(field), .size = sizeof(((struct wrt_meta *)0)->field)
+#define NAMES(a) .names = a, .nnames = sizeof(a) / sizeof(a[0])
+
+static const char *const role_names[] = { "client", "server" };
+static const char *const conn_names[] = {
+	[PT_PLUGIN_CONN_RC] = "RC", [PT_PLUGIN_CONN_UC] = "UC", [PT_PLUGIN_CONN_UD] = "UD",
+	[PT_PLUGIN_CONN_XRC] = "XRC", [PT_PLUGIN_CONN_DC] = "DC", [PT_PLUGIN_CONN_SRD] = "SRD",
+	[PT_PLUGIN_CONN_OTHER] = "OTHER",
+};
+static const char *const hw_ts_names[] = {
+	[PT_PLUGIN_HW_TS_NONE] = "none", [PT_PLUGIN_HW_TS_ON] = "on", [PT_PLUGIN_HW_TS_OFF] = "off",
+};
 
 const struct wrt_field wrt_meta_fields[] = {
 	{ "run", WRT_F_U32, MS(run) },
 	{ "tool", WRT_F_STR, MS(tool) },
 	{ "device", WRT_F_STR, MS(device) },
-	{ "role", WRT_F_U32, MS(role) },
-	{ "conn", WRT_F_U32, MS(conn) },
+	{ "role", WRT_F_ENUM, MS(role), NAMES(role_names) },
+	{ "conn", WRT_F_ENUM, MS(conn), NAMES(conn_names) },
 	{ "num_qps", WRT_F_U32, MS(num_qps) },
 	{ "qpns", WRT_F_STR, MS(qpns) },
 	{ "msg_size", WRT_F_U64, MS(msg_size) },
@@ -26,7 +37,7 @@ const struct wrt_field wrt_meta_fields[] = {
 	{ "rx_depth", WRT_F_U32, MS(rx_depth) },
 	{ "cq_mod", WRT_F_U32, MS(cq_mod) },
 	{ "post_list", WRT_F_U32, MS(post_list) },
-	{ "hw_ts", WRT_F_U32, MS(hw_ts) },
+	{ "hw_ts", WRT_F_ENUM, MS(hw_ts), NAMES(hw_ts_names) },
 	{ "hw_hz", WRT_F_U64, MS(hw_hz) },
 	{ "hw_domain", WRT_F_STR, MS(hw_domain) },
 	{ "sw_clock", WRT_F_STR, MS(sw_clock) },
@@ -78,6 +89,15 @@ static void csv_token(FILE *f, const char *s)
 		fputc((*s > ' ' && *s < 127 && *s != '"' && *s != '#') ? *s : '_', f);
 }
 
+/* Name of an enum value; a value without a name is written as a number. */
+static const char *enum_name(const struct wrt_field *k, uint32_t v, char *buf, size_t len)
+{
+	if (v < k->nnames && k->names[v])
+		return k->names[v];
+	snprintf(buf, len, "%" PRIu32, v);
+	return buf;
+}
+
 static void csv_meta(FILE *f, const struct wrt_meta *m)
 {
 	const char *base = (const char *)m;
@@ -86,9 +106,11 @@ static void csv_meta(FILE *f, const struct wrt_meta *m)
 	for (size_t i = 0; i < wrt_meta_nfields; i++) {
 		const struct wrt_field *k = &wrt_meta_fields[i];
 		const void *p = base + k->off;
+		char num[16];
 
 		fprintf(f, " %s=", k->key);
 		switch (k->type) {
+		case WRT_F_ENUM: fputs(enum_name(k, *(const uint32_t *)p, num, sizeof(num)), f); break;
 		case WRT_F_U32: fprintf(f, "%" PRIu32, *(const uint32_t *)p); break;
 		case WRT_F_U64: fprintf(f, "%" PRIu64, *(const uint64_t *)p); break;
 		case WRT_F_STR: csv_token(f, p); break;
@@ -146,8 +168,10 @@ static json_t *json_meta(const struct wrt_meta *m)
 		const struct wrt_field *k = &wrt_meta_fields[i];
 		const void *p = base + k->off;
 		json_t *v = NULL;
+		char num[16];
 
 		switch (k->type) {
+		case WRT_F_ENUM: v = json_string(enum_name(k, *(const uint32_t *)p, num, sizeof(num))); break;
 		case WRT_F_U32: v = json_integer(*(const uint32_t *)p); break;
 		case WRT_F_U64: v = json_integer((json_int_t)*(const uint64_t *)p); break;
 		case WRT_F_STR: v = json_string(p); break;

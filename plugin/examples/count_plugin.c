@@ -33,8 +33,7 @@ static void post(void *s, const struct pt_plugin_post *ev)
 static void completion(void *s, const struct pt_plugin_completion *ev)
 {
 	struct counts *c = s;
-	c->cqes++, c->wr_id = ev->wr_id, c->recvs += !!(ev->flags & PT_PLUGIN_COMP_RECV);
-	c->hw += !!(ev->flags & PT_PLUGIN_COMP_HW_TS);
+	c->cqes++, c->wr_id = ev->wr_id, c->recvs += !!(ev->flags & PT_PLUGIN_COMP_RECV), c->hw += !!(ev->flags & PT_PLUGIN_COMP_HW_TS);
 }
 static int run_end(void *s, const struct pt_plugin_run_end *e, char *err, size_t len)
 {
@@ -45,7 +44,6 @@ static int run_end(void *s, const struct pt_plugin_run_end *e, char *err, size_t
 }
 static void fini(void *s) { struct counts *c = s; if (c->out != stdout) fclose(c->out); free(c); }
 
-static const struct pt_plugin_ops ops = { .abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(ops),
-	.name = "count", .init = init, .run_start = run_start, .post = post, .completion = completion,
-	.run_end = run_end, .fini = fini };
+static const struct pt_plugin_ops ops = { .abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(ops), .name = "count",
+	.init = init, .run_start = run_start, .post = post, .completion = completion, .run_end = run_end, .fini = fini };
 const struct pt_plugin_ops *perftest_plugin_ops(void) { return &ops; }

@@ -336,6 +336,9 @@ static void test_reader_errors(void **state)
 	bad = edit(good, " dropped=0", "");
 	expect_bad("x.csv", bad, "x.csv:3: metadata lacks 'dropped'");
 	free(bad);
+	bad = edit(good, " conn=UD", " conn=IB");
+	expect_bad("x.csv", bad, "x.csv:3: conn 'IB': want one of RC, UC, UD, XRC, DC, SRD, OTHER");
+	free(bad);
 	bad = edit(good, " fit_slope=", " fit_slope=nan x=");
 	expect_bad("x.csv", bad, "x.csv:3: fit_slope=nan: want a finite number");
 	free(bad);
@@ -368,6 +371,9 @@ static void test_reader_errors(void **state)
 	free(bad);
 	bad = edit(good, "\"type\":\"wr\"", "\"type\":\"wx\"");
 	expect_bad("x.jsonl", bad, "x.jsonl:3: unknown type \"wx\"");
+	free(bad);
+	bad = edit(good, "\"role\":\"server\"", "\"role\":\"boss\"");
+	expect_bad("x.jsonl", bad, "x.jsonl:2: role 'boss': want one of client, server");
 	free(bad);
 	bad = edit(good, "\"status\":0", "\"status\":\"0\"");
 	expect_bad("x.jsonl", bad, "'status': want an integer or null");
