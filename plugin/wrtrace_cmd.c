@@ -167,7 +167,7 @@ int wrt_cmd_plot(const char *path, const char *png)
 		    "plot '%s' using 1:($3==0?$2:1/0) with points pt 7 ps 0.3 title 'send', "
 		    "'' using 1:($3==1?$2:1/0) with points pt 7 ps 0.3 title 'recv'\n"
 		    "set title '%s'\nset xlabel 'post -> completion (usec)'\nset ylabel 'WRs'\n"
-		    "set style fill solid 0.5\nplot '%s' using 1:2 with boxes notitle\n"
+		    "set style fill solid 0.5\nset yrange [0:*]\nplot '%s' using 1:2 with boxes notitle\n"
 		    "unset multiplot\n", series, title, hist);
 	if (fclose(fs) | fclose(fh) | fclose(gp)) {
 		fs = fh = gp = NULL;
