@@ -37,6 +37,26 @@ static struct post_call post_calls[PT_HOOKS_MAX];
 static struct comp_call comp_calls[PT_HOOKS_MAX];
 static int npost, ncomp;
 
+static void post_all(void *unused, const struct pt_plugin_post *ev)
+{
+	(void)unused;
+	for (int i = 0; i < npost; i++)
+		post_calls[i].fn(post_calls[i].state, ev);
+}
+
+static void completion_all(void *unused, const struct pt_plugin_completion *ev)
+{
+	(void)unused;
+	for (int i = 0; i < ncomp; i++)
+		comp_calls[i].fn(comp_calls[i].state, ev);
+}
+
+void (*pt_hooks_post_fn)(void *state, const struct pt_plugin_post *ev) = post_all;
+void *pt_hooks_post_state;
+void (*pt_hooks_completion_fn)(void *state, const struct pt_plugin_completion *ev) = completion_all;
+void *pt_hooks_completion_state;
+
+/* One listener: the hooks call it directly, without the loop. */
 static void pack_calls(void)
 {
 	npost = ncomp = 0;
@@ -46,6 +66,10 @@ static void pack_calls(void)
 		if (slots[i].ops.completion)
 			comp_calls[ncomp++] = (struct comp_call){ slots[i].ops.completion, slots[i].state };
 	}
+	pt_hooks_post_fn = npost == 1 ? post_calls[0].fn : post_all;
+	pt_hooks_post_state = npost == 1 ? post_calls[0].state : NULL;
+	pt_hooks_completion_fn = ncomp == 1 ? comp_calls[0].fn : completion_all;
+	pt_hooks_completion_state = ncomp == 1 ? comp_calls[0].state : NULL;
 }
 
 /* Smallest table this loader accepts: version 1 up to fini. */
@@ -189,22 +213,6 @@ int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t 
 	}
 	pt_hooks_on = nslots > 0;
 	return 0;
-}
-
-void pt_hooks_post_slow(const struct pt_plugin_post *ev)
-{
-	if (npost == 1) /* the usual case: a tail call */
-		return post_calls[0].fn(post_calls[0].state, ev);
-	for (int i = 0; i < npost; i++)
-		post_calls[i].fn(post_calls[i].state, ev);
-}
-
-void pt_hooks_completion_slow(const struct pt_plugin_completion *ev)
-{
-	if (ncomp == 1)
-		return comp_calls[0].fn(comp_calls[0].state, ev);
-	for (int i = 0; i < ncomp; i++)
-		comp_calls[i].fn(comp_calls[i].state, ev);
 }
 
 void pt_hooks_clock_fit(const struct pt_plugin_clock_fit *fit)

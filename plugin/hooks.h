@@ -48,9 +48,12 @@ int pt_hooks_run_end(const struct pt_plugin_run_end *end, char *err, size_t err_
 /* fini + dlclose every plugin (safe to call twice). */
 void pt_hooks_unload_all(void);
 
-/* Out-of-line dispatch (hooks.c). */
-void pt_hooks_post_slow(const struct pt_plugin_post *ev);
-void pt_hooks_completion_slow(const struct pt_plugin_completion *ev);
+/* Where the hooks go: the plugin's own callback when one plugin listens,
+ * else a loop over all of them (hooks.c); state goes with it. */
+extern void (*pt_hooks_post_fn)(void *state, const struct pt_plugin_post *ev);
+extern void *pt_hooks_post_state;
+extern void (*pt_hooks_completion_fn)(void *state, const struct pt_plugin_completion *ev);
+extern void *pt_hooks_completion_state;
 
 /* ibv_wc_opcode -> enum pt_plugin_opcode. */
 uint32_t pt_hooks_wc_opcode(enum ibv_wc_opcode op);
@@ -70,7 +73,7 @@ static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count,
 			.signal_period = signal_period, .flags = flags,
 			.t_ns = t_ns ? t_ns : pt_now_ns(),
 		};
-		pt_hooks_post_slow(&ev);
+		pt_hooks_post_fn(pt_hooks_post_state, &ev);
 	}
 }
 
@@ -85,7 +88,7 @@ static inline void pt_hook_completion(uint32_t qp, uint64_t wr_id, uint64_t seq,
 			.status = status, .opcode = opcode, .bytes = bytes, .flags = flags,
 			.t_poll_ns = t_poll_ns ? t_poll_ns : pt_now_ns(), .hw_ns = hw_ns,
 		};
-		pt_hooks_completion_slow(&ev);
+		pt_hooks_completion_fn(pt_hooks_completion_state, &ev);
 	}
 }
 
