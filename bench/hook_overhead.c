@@ -5,6 +5,7 @@
  * clock after a non-empty poll) over a mock context whose post and poll are
  * trivial functions behind pointers, as the verbs' are. Variants, run
  * interleaved in one process so they share CPU state:
+ *   no hooks      the loop built without hook calls
  *   off           no plugin: each hook is one untaken branch
  *   on            hooks + the built-in wrtrace recorder, rows kept; the post
  *                 time is one the loop already has (as run_bw.c's tposted)
@@ -72,9 +73,11 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* One run of iters WRs on one QP; CPU ns per WR. hook_time: the post hook
- * reads the clock; otherwise it gets a time the loop has at hand. */
-static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time)
+/* One run of iters WRs on one QP; CPU ns per WR. hooks: the loop has the
+ * hook calls compiled in (they fire only while a plugin runs); hook_time:
+ * the post hook reads the clock, else it gets a time the loop has at hand. */
+static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uint64_t iters,
+							 const bool hooks, bool hook_time)
 {
 	struct mock_wc wc[BATCH];
 	uint64_t posted = 0, done = 0, now = pt_now_ns(), t0 = cpu_ns();
@@ -84,9 +87,10 @@ static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time)
 		while (posted < iters && posted + 1 <= TX_DEPTH + done) {
 			if (c->post(c, posted, 1, iters))
 				return -1;
-			pt_hook_post(0, posted, 1, PT_PLUGIN_OP_SEND, posted, 1, 64, CQ_MOD,
-				     posted + 1 == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0,
-				     hook_time ? PT_HOOK_NOW : now + posted);
+			if (hooks)
+				pt_hook_post(0, posted, 1, PT_PLUGIN_OP_SEND, posted, 1, 64, CQ_MOD,
+					     posted + 1 == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0,
+					     hook_time ? PT_HOOK_NOW : now + posted);
 			posted++;
 		}
 		int n = c->poll(c, BATCH, wc);
@@ -94,13 +98,25 @@ static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time)
 		if (n > 0) {
 			now = pt_now_ns();
 			for (int k = 0; k < n; k++) {
-				pt_hook_completion(0, wc[k].wr_id, wc[k].seq, 0, PT_PLUGIN_OP_SEND, 64, 0,
-						   now, 0);
+				if (hooks)
+					pt_hook_completion(0, wc[k].wr_id, wc[k].seq, 0, PT_PLUGIN_OP_SEND,
+							   64, 0, now, 0);
 				done = wc[k].seq + 1;
 			}
 		}
 	}
 	return (double)(cpu_ns() - t0) / (double)iters;
+}
+
+static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time)
+{
+	return loop(c, iters, true, hook_time);
+}
+
+/* The same loop without any hook call compiled in. */
+static double bare_loop(struct mock_ctx *c, uint64_t iters)
+{
+	return loop(c, iters, false, false);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -156,7 +172,7 @@ int main(int argc, char **argv)
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
-	double off[64], on[64], hook[64], capped[64], count[64], m_off, m_on;
+	double bare[64], off[64], on[64], hook[64], capped[64], count[64], m_off, m_on;
 	char err[512], so[4096];
 	bool have_count;
 
@@ -171,6 +187,7 @@ int main(int argc, char **argv)
 	}
 	run_loop(&c, iters, false); /* warm-up */
 	for (int r = 0; r < reps; r++) {
+		bare[r] = bare_loop(&c, iters);
 		off[r] = run_loop(&c, iters, false);
 		on[r] = traced(&c, iters, (uint32_t)r, false);
 		hook[r] = traced(&c, iters, (uint32_t)r, true);
@@ -196,7 +213,8 @@ int main(int argc, char **argv)
 	m_on = median(on, reps);
 	printf("hook-overhead: %llu WRs per run, 1 QP, cq_mod %u, tx_depth %u; median of %d runs, CPU time\n",
 	       (unsigned long long)iters, CQ_MOD, TX_DEPTH, reps);
-	row("hooks off", m_off, -1);
+	row("no hook calls compiled in", median(bare, reps), -1);
+	row("hooks off (compiled in, no plugin)", m_off, median(bare, reps));
 	row("hooks + recorder, rows kept", m_on, m_off);
 	row("hooks + recorder, over the cap (histograms)", median(capped, reps), m_off);
 	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
