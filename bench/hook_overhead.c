@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/hook-overhead [WRS [REPEATS]]: what the per-WR hooks cost.
+ *
+ * The loop of run_bw.c (post while the window allows, poll a batch, read the
+ * clock after a non-empty poll) over a mock context whose post and poll are
+ * trivial functions behind pointers, as the verbs' are. Variants, run
+ * interleaved in one process so they share CPU state:
+ *   no hooks      the loop built without hook calls
+ *   off           no plugin: each hook is one untaken branch
+ *   on            hooks + the built-in wrtrace recorder, rows kept; the post
+ *                 time is one the loop already has (as run_bw.c's tposted)
+ *   on, capped    the same with max=0: every WR goes to the histograms only
+ *   on, hook time the post hook reads the clock itself (PT_HOOK_NOW): what
+ *                 a loop that takes no post time of its own pays
+ *   count plugin  plugin/examples/count_plugin.so instead of the recorder:
+ *                 the cost of the hook dispatch itself
+ * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared
+ * machine wall time also counts whatever else ran on the core. Prints the
+ * median ns per WR of each and the differences. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "clock.h"
+#include "hooks.h"
+
+#define TX_DEPTH 128u
+#define CQ_MOD 16u
+#define BATCH 16
+
+/* The mock device: a send queue whose signaled WRs complete at once. */
+struct mock_wc {
+	uint64_t wr_id, seq;
+};
+
+struct mock_ctx {
+	int (*post)(struct mock_ctx *c, uint64_t seq, unsigned n, uint64_t iters);
+	int (*poll)(struct mock_ctx *c, int n, struct mock_wc *wc);
+	uint64_t ring[TX_DEPTH];    /* signaled sequences not yet polled */
+	uint64_t head, tail;
+};
+
+static bool signaled(uint64_t seq, uint64_t iters)
+{
+	return (seq + 1) % CQ_MOD == 0 || seq + 1 == iters;
+}
+
+static int mock_post(struct mock_ctx *c, uint64_t seq, unsigned n, uint64_t iters)
+{
+	for (unsigned j = 0; j < n; j++)
+		if (signaled(seq + j, iters))
+			c->ring[c->tail++ % TX_DEPTH] = seq + j;
+	return 0;
+}
+
+static int mock_poll(struct mock_ctx *c, int n, struct mock_wc *wc)
+{
+	int k = 0;
+
+	for (; k < n && c->head != c->tail; k++) {
+		wc[k].seq = c->ring[c->head++ % TX_DEPTH];
+		wc[k].wr_id = wc[k].seq;
+	}
+	return k;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One run of iters WRs on one QP; CPU ns per WR. hooks: the loop has the
+ * hook calls compiled in (they fire only while a plugin runs); hook_time:
+ * the post hook reads the clock, else it gets a time the loop has at hand. */
+static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uint64_t iters,
+							 const bool hooks, bool hook_time)
+{
+	struct mock_wc wc[BATCH];
+	uint64_t posted = 0, done = 0, now = pt_now_ns(), t0 = cpu_ns();
+
+	c->head = c->tail = 0;
+	while (done < iters) {
+		while (posted < iters && posted + 1 <= TX_DEPTH + done) {
+			if (c->post(c, posted, 1, iters))
+				return -1;
+			if (hooks)
+				pt_hook_post(0, posted, 1, PT_PLUGIN_OP_SEND, posted, 1, 64, CQ_MOD,
+					     posted + 1 == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0,
+					     hook_time ? PT_HOOK_NOW : now + posted);
+			posted++;
+		}
+		int n = c->poll(c, BATCH, wc);
+
+		if (n > 0) {
+			now = pt_now_ns();
+			for (int k = 0; k < n; k++) {
+				if (hooks)
+					pt_hook_completion(0, wc[k].wr_id, wc[k].seq, 0, PT_PLUGIN_OP_SEND,
+							   64, 0, now, 0);
+				done = wc[k].seq + 1;
+			}
+		}
+	}
+	return (double)(cpu_ns() - t0) / (double)iters;
+}
+
+static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time)
+{
+	return loop(c, iters, true, hook_time);
+}
+
+/* The same loop without any hook call compiled in. */
+static double bare_loop(struct mock_ctx *c, uint64_t iters)
+{
+	return loop(c, iters, false, false);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One traced run: run_start, the loop, run_end (file written outside the timing). */
+static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook_time)
+{
+	uint32_t qpn = 0x100;
+	struct pt_plugin_run_info info = {
+		.struct_size = sizeof(info), .run = run, .tool = "hook-overhead", .device = "mock0",
+		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
+		.iterations = iters, .tx_depth = TX_DEPTH, .rx_depth = 0, .cq_mod = CQ_MOD,
+		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
+		.sw_clock = "CLOCK_MONOTONIC_RAW",
+	};
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = run };
+	char err[512];
+	double ns;
+
+	if (pt_hooks_run_start(&info, err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		exit(1);
+	}
+	ns = run_loop(c, iters, hook_time);
+	if (pt_hooks_run_end(&end, err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		exit(1);
+	}
+	return ns;
+}
+
+static void row(const char *name, double ns, double off)
+{
+	printf("  %-44s %8.2f ns/WR", name, ns);
+	if (off >= 0)
+		printf("   added %+7.2f ns/WR", ns - off);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
+	int reps = argc > 2 ? atoi(argv[2]) : 9;
+	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
+	double bare[64], off[64], on[64], hook[64], capped[64], count[64], m_off, m_on;
+	char err[512], so[4096];
+	bool have_count;
+
+	if (iters < 1000 || reps < 1 || reps > 64) {
+		fprintf(stderr, "usage: hook-overhead [WRS >= 1000 [REPEATS 1..64]]\n");
+		return 2;
+	}
+	/* rows go to /dev/null: the recorder does all its work but the disk */
+	if (pt_hooks_load_builtin_trace("/dev/null:quiet", err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		return 1;
+	}
+	run_loop(&c, iters, false); /* warm-up */
+	for (int r = 0; r < reps; r++) {
+		bare[r] = bare_loop(&c, iters);
+		off[r] = run_loop(&c, iters, false);
+		on[r] = traced(&c, iters, (uint32_t)r, false);
+		hook[r] = traced(&c, iters, (uint32_t)r, true);
+	}
+	pt_hooks_unload_all();
+	if (pt_hooks_load_builtin_trace("/dev/null:quiet:max=0", err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		return 1;
+	}
+	for (int r = 0; r < reps; r++)
+		capped[r] = traced(&c, iters, (uint32_t)r, false);
+	pt_hooks_unload_all();
+	/* the example plugin sits next to this program's build directory */
+	snprintf(so, sizeof(so), "%s", argv[0]);
+	snprintf(err, sizeof(err), "%s/../plugin/examples/count_plugin.so:/dev/null", dirname(so));
+	have_count = pt_hooks_load(err, err, sizeof(err)) == 0;
+	if (!have_count)
+		fprintf(stderr, "hook-overhead: no count plugin row: %s\n", err);
+	for (int r = 0; have_count && r < reps; r++)
+		count[r] = traced(&c, iters, (uint32_t)r, false);
+	pt_hooks_unload_all();
+	m_off = median(off, reps);
+	m_on = median(on, reps);
+	printf("hook-overhead: %llu WRs per run, 1 QP, cq_mod %u, tx_depth %u; median of %d runs, CPU time\n",
+	       (unsigned long long)iters, CQ_MOD, TX_DEPTH, reps);
+	row("no hook calls compiled in", median(bare, reps), -1);
+	row("hooks off (compiled in, no plugin)", m_off, median(bare, reps));
+	row("hooks + recorder, rows kept", m_on, m_off);
+	row("hooks + recorder, over the cap (histograms)", median(capped, reps), m_off);
+	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
+	if (have_count)
+		row("hooks + example count plugin (dispatch)", median(count, reps), m_off);
+	printf("  %-44s %8.2f ns (wall, median of 101)\n", "one pt_now_ns() (CLOCK_MONOTONIC_RAW)",
+	       pt_clock_overhead_ns());
+	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s\n",
+	       m_on - m_off <= 10.0 ? "met" : "NOT met");
+	return 0;
+}

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* wrtrace recorder: run set-up, the hot path and run end (wrtrace.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wrtrace.h"
+
+/* A WR in flight on one queue: what its record will need (32 bytes, so
+ * the FIFO stays in cache; the record is written once, when it retires). */
+struct fifo_ent {
+	uint64_t t_post, seq, wr_id;
+	uint32_t bytes;
+	uint8_t opcode, signaled;
+};
+
+/* One send or receive queue: entries head..tail-1 are outstanding. */
+struct fifo {
+	struct fifo_ent *e;
+	uint64_t head, tail, mask;
+	uint64_t next_seq;          /* expected first_seq of the next post */
+	uint64_t sig_left;          /* WRs from next_seq to the next signaled one */
+	uint32_t period;            /* signal_period sig_left was computed for */
+	uint64_t done;              /* receive CQEs so far (their FIFO sequence) */
+};
+
+struct wrt {
+	struct wrt_config cfg;
+	struct wrt_meta meta;
+	struct wrt_rec *recs;
+	uint64_t nrec, rec_cap;
+	uint32_t nqp;
+	struct fifo *sq, *rq;
+	struct fifo_ent *fifo_mem;
+	size_t fifo_bytes;
+	struct wrt_overflow ov;
+	uint64_t last_sw, last_hw;
+	bool have_sw, have_hw, in_run, file_started;
+};
+
+static int fail(char *err, size_t err_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+struct wrt *wrt_new(const struct wrt_config *cfg)
+{
+	struct wrt *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->cfg = *cfg;
+	w->ov.send_lat = malloc(sizeof(struct wrt_hist));
+	w->ov.recv_lat = malloc(sizeof(struct wrt_hist));
+	w->ov.gap_sw = malloc(sizeof(struct wrt_hist));
+	w->ov.gap_hw = malloc(sizeof(struct wrt_hist));
+	if (!w->ov.send_lat || !w->ov.recv_lat || !w->ov.gap_sw || !w->ov.gap_hw) {
+		wrt_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void run_free(struct wrt *w)
+{
+	free(w->recs);
+	free(w->sq);
+	free(w->rq);
+	free(w->fifo_mem);
+	w->recs = NULL;
+	w->sq = w->rq = NULL;
+	w->fifo_mem = NULL;
+}
+
+void wrt_free(struct wrt *w)
+{
+	if (!w)
+		return;
+	run_free(w);
+	free(w->ov.send_lat);
+	free(w->ov.recv_lat);
+	free(w->ov.gap_sw);
+	free(w->ov.gap_hw);
+	free(w);
+}
+
+static uint64_t pow2_at_least(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+static void meta_from_info(struct wrt_meta *m, const struct pt_plugin_run_info *in)
+{
+	size_t off = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->run = in->run;
+	copy_str(m->tool, sizeof(m->tool), in->tool);
+	copy_str(m->device, sizeof(m->device), in->device);
+	copy_str(m->hw_domain, sizeof(m->hw_domain), in->hw_clock_domain);
+	copy_str(m->sw_clock, sizeof(m->sw_clock), in->sw_clock);
+	m->role = in->role;
+	m->conn = in->conn;
+	m->num_qps = in->num_qps;
+	m->tx_depth = in->tx_depth;
+	m->rx_depth = in->rx_depth;
+	m->cq_mod = in->cq_mod;
+	m->post_list = in->post_list;
+	m->hw_ts = in->hw_ts;
+	m->msg_size = in->msg_size;
+	m->iterations = in->iterations;
+	m->hw_hz = in->hw_clock_hz;
+	for (uint32_t i = 0; in->qp_nums && i < in->num_qps && off + 12 < sizeof(m->qpns); i++)
+		off += (size_t)snprintf(m->qpns + off, sizeof(m->qpns) - off, "%s0x%x",
+					i ? "," : "", in->qp_nums[i]);
+}
+
+/* Records for the run: what the run will post, up to the cap. */
+static uint64_t records_wanted(const struct wrt *w, const struct pt_plugin_run_info *in)
+{
+	uint32_t dirs = in->directions ? in->directions : PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
+	uint64_t per_qp = 0, n;
+
+	if (!in->iterations)
+		return w->cfg.max_records;
+	if (dirs & PT_PLUGIN_DIR_SEND)
+		per_qp += in->iterations;
+	if (dirs & PT_PLUGIN_DIR_RECV)
+		per_qp += in->iterations + in->rx_depth;
+	n = per_qp * in->num_qps;
+	if (per_qp && n / per_qp != in->num_qps)
+		n = UINT64_MAX;
+	return n < w->cfg.max_records ? n : w->cfg.max_records;
+}
+
+int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err, size_t err_len)
+{
+	uint64_t sq_n, rq_n, ents;
+
+	if (!in || !PT_PLUGIN_HAS(in, struct pt_plugin_run_info, sw_clock))
+		return fail(err, err_len, "run info from an older tool lacks fields this recorder needs");
+	if (in->num_qps == 0 || in->num_qps > 1u << 20)
+		return fail(err, err_len, "run with %u QPs: want 1..%u", in->num_qps, 1u << 20);
+	run_free(w);
+	meta_from_info(&w->meta, in);
+	w->nqp = in->num_qps;
+	w->rec_cap = records_wanted(w, in);
+	w->meta.cap = w->rec_cap;
+	w->nrec = 0;
+	/* Room for every WR the queues can hold, twice, so a full FIFO means
+	 * the tool stopped reporting completions, not a deep queue. */
+	sq_n = pow2_at_least(2ull * (in->tx_depth > in->post_list ? in->tx_depth : in->post_list));
+	rq_n = pow2_at_least(2ull * in->rx_depth);
+	if (sq_n < w->cfg.fifo_min)
+		sq_n = pow2_at_least(w->cfg.fifo_min);
+	if (rq_n < w->cfg.fifo_min)
+		rq_n = pow2_at_least(w->cfg.fifo_min);
+	ents = (sq_n + rq_n) * w->nqp;
+	w->sq = calloc(w->nqp, sizeof(*w->sq));
+	w->rq = calloc(w->nqp, sizeof(*w->rq));
+	w->fifo_bytes = ents * sizeof(struct fifo_ent);
+	w->fifo_mem = malloc(w->fifo_bytes);
+	w->recs = w->rec_cap ? malloc(w->rec_cap * sizeof(*w->recs)) : NULL;
+	if (!w->sq || !w->rq || !w->fifo_mem || (w->rec_cap && !w->recs)) {
+		run_free(w);
+		return fail(err, err_len, "cannot allocate %llu records (%llu MiB); lower max=N or %s",
+			    (unsigned long long)w->rec_cap,
+			    (unsigned long long)(w->rec_cap * sizeof(struct wrt_rec) >> 20), WRT_MAX_ENV);
+	}
+	/* Touch every page now: a first-touch page fault costs microseconds
+	 * inside the timed loop. */
+	memset(w->fifo_mem, 0, w->fifo_bytes);
+	if (w->recs)
+		memset(w->recs, 0, w->rec_cap * sizeof(*w->recs));
+	for (uint32_t q = 0; q < w->nqp; q++) {
+		w->sq[q].e = w->fifo_mem + (uint64_t)q * sq_n;
+		w->sq[q].mask = sq_n - 1;
+		w->rq[q].e = w->fifo_mem + (uint64_t)w->nqp * sq_n + (uint64_t)q * rq_n;
+		w->rq[q].mask = rq_n - 1;
+	}
+	wrt_hist_reset(w->ov.send_lat);
+	wrt_hist_reset(w->ov.recv_lat);
+	wrt_hist_reset(w->ov.gap_sw);
+	wrt_hist_reset(w->ov.gap_hw);
+	w->ov.gap_hw_negative = 0;
+	w->have_sw = w->have_hw = false;
+	w->in_run = true;
+	return 0;
+}
+
+/* Re-derive the signal phase after a jump in sequence numbers or a new
+ * period: WR s is signaled when (s + 1) % period == 0. The countdown keeps a
+ * division off the per-WR path. */
+static void resync(struct fifo *f, uint64_t seq, uint32_t period)
+{
+	f->period = period;
+	f->sig_left = period - 1 - seq % period;
+}
+
+static void post_recv(struct wrt *w, struct fifo *f, const struct pt_plugin_post *ev, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct fifo_ent *e = &f->e[f->tail++ & f->mask];
+
+		e->t_post = ev->t_ns;
+		e->seq = ev->first_seq + i;
+		e->wr_id = ev->first_wr_id + i * ev->wr_id_step;
+		e->bytes = ev->bytes;
+		e->opcode = PT_PLUGIN_OP_RECV;
+		e->signaled = 1;
+	}
+	(void)w;
+}
+
+/* Any post: several WRs, receives, a jump in sequence, a full FIFO. Values
+ * live in locals so the compiler need not reload them after every store
+ * (the event, the FIFO and the recorder could alias). */
+static __attribute__((noinline)) void post_any(struct wrt *w, const struct pt_plugin_post *ev)
+{
+	const uint32_t period = ev->signal_period, count = ev->count, bytes = ev->bytes;
+	const uint64_t t = ev->t_ns, seq0 = ev->first_seq, id0 = ev->first_wr_id;
+	const uint64_t step = ev->wr_id_step;
+	const uint8_t op = (uint8_t)ev->opcode;
+	uint32_t n = count;
+	struct fifo *f;
+	struct fifo_ent *ring;
+	uint64_t room, tail, mask, left;
+
+	w->meta.wrs += n;
+	if (!w->in_run || ev->qp >= w->nqp) {
+		w->meta.untracked += n;
+		return;
+	}
+	f = op == PT_PLUGIN_OP_RECV ? &w->rq[ev->qp] : &w->sq[ev->qp];
+	ring = f->e;
+	tail = f->tail;
+	mask = f->mask;
+	room = mask + 1 - (tail - f->head);
+	if (__builtin_expect(n > room, 0)) {
+		/* the tool stopped reporting completions: count, do not guess */
+		w->meta.untracked += n - room;
+		n = (uint32_t)room;
+	}
+	if (op == PT_PLUGIN_OP_RECV) {
+		post_recv(w, f, ev, n);
+		return;
+	}
+	if (period && (seq0 != f->next_seq || period != f->period))
+		resync(f, seq0, period);
+	left = f->sig_left;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fifo_ent *e = &ring[tail++ & mask];
+		bool sig = false;
+
+		if (period) {
+			sig = left == 0;
+			left = sig ? period - 1 : left - 1;
+		}
+		e->t_post = t;
+		e->seq = seq0 + i;
+		e->wr_id = id0 + i * step;
+		e->bytes = bytes;
+		e->opcode = op;
+		e->signaled = sig;
+	}
+	if ((ev->flags & PT_PLUGIN_POST_LAST_SIGNALED) && n && n == count)
+		ring[(tail - 1) & mask].signaled = 1;
+	f->tail = tail;
+	f->sig_left = left;
+	f->next_seq = seq0 + n;
+}
+
+/* The common case first, kept short: one send WR, next in sequence, same
+ * signal period, room in the FIFO (what a BW loop without a post list does
+ * for every WR). */
+void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
+{
+	struct fifo *f;
+	struct fifo_ent *e;
+	uint64_t tail;
+	bool sig;
+
+	if (__builtin_expect(ev->count != 1 || ev->opcode == PT_PLUGIN_OP_RECV || !w->in_run ||
+			     ev->qp >= w->nqp || !ev->signal_period, 0))
+		return post_any(w, ev);
+	f = &w->sq[ev->qp];
+	tail = f->tail;
+	if (__builtin_expect(tail - f->head > f->mask || ev->first_seq != f->next_seq ||
+			     ev->signal_period != f->period, 0))
+		return post_any(w, ev);
+	sig = f->sig_left == 0;
+	f->sig_left = sig ? ev->signal_period - 1 : f->sig_left - 1;
+	e = &f->e[tail & f->mask];
+	e->t_post = ev->t_ns;
+	e->seq = ev->first_seq;
+	e->wr_id = ev->first_wr_id;
+	e->bytes = ev->bytes;
+	e->opcode = (uint8_t)ev->opcode;
+	e->signaled = sig || (ev->flags & PT_PLUGIN_POST_LAST_SIGNALED);
+	f->tail = tail + 1;
+	f->next_seq = ev->first_seq + 1;
+	w->meta.wrs++;
+}
+
+/* WR e retired by the CQE that is its own: its row (or, over the cap, the
+ * histograms), and the CQE timeline the gaps are measured on. !posted: a
+ * receive posted before the run, no post time. */
+static void retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
+		       const struct pt_plugin_completion *ev)
+{
+	bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS, recv = ev->flags & PT_PLUGIN_COMP_RECV;
+	uint64_t t = ev->t_poll_ns;
+
+	if (__builtin_expect(w->nrec < w->rec_cap, 1)) {
+		struct wrt_rec *r = &w->recs[w->nrec++];
+
+		r->wr_id = e->wr_id;
+		r->seq = e->seq;
+		r->t_post = e->t_post;
+		r->t_comp = t;
+		r->hw_ns = hw ? ev->hw_ns : 0;
+		r->qp = qp;
+		r->bytes = recv && ev->bytes ? ev->bytes : e->bytes; /* received length */
+		r->opcode = e->opcode;
+		r->status = (uint8_t)(ev->status > 255 ? 255 : ev->status);
+		r->flags = WRT_DONE | WRT_CQE | (posted ? WRT_POSTED : 0) | (recv ? WRT_RECV : 0) |
+			   (e->signaled ? WRT_SIGNALED : 0) | (hw ? WRT_HW : 0);
+	} else {
+		w->meta.dropped++;
+		if (posted && ev->status == 0)
+			wrt_hist_add(recv ? w->ov.recv_lat : w->ov.send_lat, t - e->t_post);
+		if (w->have_sw)
+			wrt_hist_add(w->ov.gap_sw, t >= w->last_sw ? t - w->last_sw : 0);
+		if (hw && w->have_hw) {
+			if ((int64_t)(ev->hw_ns - w->last_hw) >= 0)
+				wrt_hist_add(w->ov.gap_hw, ev->hw_ns - w->last_hw);
+			else
+				w->ov.gap_hw_negative++;
+		}
+	}
+	w->last_sw = t;
+	w->have_sw = true;
+	if (hw) {
+		w->last_hw = ev->hw_ns;
+		w->have_hw = true;
+	}
+}
+
+static void complete_send(struct wrt *w, uint32_t qp, const struct pt_plugin_completion *ev)
+{
+	struct fifo *f = &w->sq[qp];
+	const bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS;
+	const uint8_t base = WRT_DONE | WRT_POSTED | (hw ? WRT_HW : 0);
+	const uint64_t t = ev->t_poll_ns, hw_ns = hw ? ev->hw_ns : 0;
+	uint64_t upto = ev->seq, head = f->head;
+
+	if (upto == PT_PLUGIN_SEQ_UNKNOWN) {
+		/* the oldest signaled WR outstanding is the one this CQE is for */
+		uint64_t i;
+
+		for (i = head; i != f->tail && !f->e[i & f->mask].signaled; i++)
+			;
+		if (i == f->tail) {
+			w->meta.unmatched++;
+			return;
+		}
+		upto = f->e[i & f->mask].seq;
+	}
+	if (head == f->tail || f->e[head & f->mask].seq > upto) {
+		w->meta.unmatched++;
+		return;
+	}
+	/* the older WRs it retires (sequences rise along the FIFO) */
+	{
+		const struct fifo_ent *ring = f->e;
+		const uint64_t tail = f->tail, mask = f->mask, cap = w->rec_cap;
+		struct wrt_rec *recs = w->recs;
+		uint64_t nrec = w->nrec;
+
+		for (; head != tail; head++) {
+			const struct fifo_ent *e = &ring[head & mask];
+			struct wrt_rec *r;
+
+			if (e->seq >= upto)
+				break;
+			if (__builtin_expect(nrec == cap, 0)) {
+				w->meta.dropped++;
+				wrt_hist_add(w->ov.send_lat, t - e->t_post);
+				continue;
+			}
+			r = &recs[nrec++];
+			r->wr_id = e->wr_id;
+			r->seq = e->seq;
+			r->t_post = e->t_post;
+			r->t_comp = t;
+			r->hw_ns = hw_ns;
+			r->qp = qp;
+			r->bytes = e->bytes;
+			r->opcode = e->opcode;
+			r->status = 0;
+			r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
+		}
+		w->nrec = nrec;
+		if (head != tail && ring[head & mask].seq == upto)
+			retire_own(w, qp, &ring[head++ & mask], true, ev);
+	}
+	f->head = head;
+}
+
+static void complete_recv(struct wrt *w, uint32_t qp, const struct pt_plugin_completion *ev)
+{
+	struct fifo *f = &w->rq[qp];
+	uint64_t seq = ev->seq != PT_PLUGIN_SEQ_UNKNOWN ? ev->seq : f->done;
+
+	f->done = seq + 1;
+	/* receives of lower sequence never completed: the queue moved past them */
+	while (f->head != f->tail && f->e[f->head & f->mask].seq < seq) {
+		w->meta.unmatched++;
+		f->head++;
+	}
+	if (f->head != f->tail && f->e[f->head & f->mask].seq == seq) {
+		retire_own(w, qp, &f->e[f->head & f->mask], true, ev);
+		f->head++;
+	} else {
+		/* posted before the run (or untracked): a row without post time */
+		struct fifo_ent pre = { .seq = seq, .wr_id = ev->wr_id, .bytes = ev->bytes,
+					.opcode = PT_PLUGIN_OP_RECV, .signaled = 1 };
+
+		w->meta.wrs++;
+		retire_own(w, qp, &pre, false, ev);
+	}
+}
+
+void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
+{
+	if (!w->in_run || ev->qp >= w->nqp) {
+		w->meta.unmatched++;
+		return;
+	}
+	if (ev->status)
+		w->meta.errors++;
+	if (ev->flags & PT_PLUGIN_COMP_RECV)
+		complete_recv(w, ev->qp, ev);
+	else
+		complete_send(w, ev->qp, ev);
+}
+
+void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit)
+{
+	size_t n = fit->struct_size < sizeof(w->meta.fit) ? fit->struct_size : sizeof(w->meta.fit);
+
+	memset(&w->meta.fit, 0, sizeof(w->meta.fit));
+	memcpy(&w->meta.fit, fit, n);
+	w->meta.fit.struct_size = sizeof(w->meta.fit);
+	w->meta.has_fit = fit->samples >= 2;
+}
+
+/* Rows for what is still in flight at the end, without completion: sends
+ * are incomplete (counted), receives just still posted. */
+static void flush_fifo(struct wrt *w, uint32_t qp, struct fifo *f, uint64_t *count)
+{
+	for (; f->head != f->tail; f->head++) {
+		const struct fifo_ent *e = &f->e[f->head & f->mask];
+		struct wrt_rec *r;
+
+		(*count)++;
+		if (w->nrec == w->rec_cap) {
+			w->meta.dropped++;
+			continue;
+		}
+		r = &w->recs[w->nrec++];
+		memset(r, 0, sizeof(*r));
+		r->wr_id = e->wr_id;
+		r->seq = e->seq;
+		r->t_post = e->t_post;
+		r->qp = qp;
+		r->bytes = e->bytes;
+		r->opcode = e->opcode;
+		r->flags = WRT_POSTED | (e->signaled ? WRT_SIGNALED : 0) |
+			   (e->opcode == PT_PLUGIN_OP_RECV ? WRT_RECV : 0);
+	}
+}
+
+static void flush_outstanding(struct wrt *w)
+{
+	for (uint32_t q = 0; q < w->nqp; q++) {
+		flush_fifo(w, q, &w->sq[q], &w->meta.incomplete);
+		flush_fifo(w, q, &w->rq[q], &w->meta.recv_pending);
+	}
+}
+
+int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, size_t err_len)
+{
+	struct wrt_summary s;
+	int rc = 0;
+
+	(void)end;
+	if (!w->in_run)
+		return fail(err, err_len, "run end without a run start");
+	w->in_run = false;
+	flush_outstanding(w);
+	w->meta.recorded = w->nrec;
+	if (wrt_summarize(&w->meta, w->recs, w->nrec, &w->ov, &s))
+		return fail(err, err_len, "out of memory computing the trace summary");
+	if (w->meta.dropped && s.send_lat.count) {
+		w->meta.all_count = s.send_lat.count;
+		w->meta.all_p50 = (uint64_t)s.send_lat.p50;
+		w->meta.all_p90 = (uint64_t)s.send_lat.p90;
+		w->meta.all_p99 = (uint64_t)s.send_lat.p99;
+		w->meta.all_p99_9 = (uint64_t)s.send_lat.p99_9;
+		w->meta.all_p99_99 = (uint64_t)s.send_lat.p99_99;
+		w->meta.all_max = (uint64_t)s.send_lat.max;
+	}
+	if (w->cfg.path[0]) {
+		rc = wrt_write_run(w->cfg.path, w->cfg.jsonl, w->file_started, &w->meta, w->recs,
+				   w->nrec, err, err_len);
+		if (!rc)
+			w->file_started = true;
+	}
+	if (w->cfg.quiet)
+		return rc;
+	wrt_summary_print(w->cfg.summary ? w->cfg.summary : stdout, &w->meta, &s);
+	if (w->cfg.path[0] && !rc)
+		fprintf(w->cfg.summary ? w->cfg.summary : stdout, " wrtrace: %llu rows written to %s\n",
+			(unsigned long long)w->nrec, w->cfg.path);
+	return rc;
+}
+
+const struct wrt_rec *wrt_records(const struct wrt *w, uint64_t *n)
+{
+	*n = w->nrec;
+	return w->recs;
+}
+
+const struct wrt_meta *wrt_meta(const struct wrt *w)
+{
+	return &w->meta;
+}

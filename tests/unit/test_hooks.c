@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The hook layer: loader errors (missing file, bad ABI, missing symbol,
+ * short table, failing init, bad specs), the example plugin loaded through
+ * pt_hooks_load and called with the right values, libwrtrace.so as a
+ * plugin, PERFTEST_PLUGIN, several plugins at once, and hooks that stay
+ * silent outside a run. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "hooks.h"
+#include "wrtrace.h"
+
+#define SO(p) PT_TEST_BUILDDIR "/" p
+
+static char dir[] = "/tmp/test_hooks.XXXXXX";
+static const uint32_t qpns[2] = { 0x2a, 0x2b };
+
+static int setup(void **state)
+{
+	(void)state;
+	unsetenv(PT_HOOKS_ENV);
+	unsetenv(WRT_MAX_ENV);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static int after_each(void **state)
+{
+	(void)state;
+	pt_hooks_unload_all();
+	assert_int_equal(pt_hooks_count(), 0);
+	assert_false(pt_hooks_on);
+	return 0;
+}
+
+static void expect_load_error(const char *spec, const char *want)
+{
+	char err[512] = "";
+
+	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), -1);
+	if (!strstr(err, want))
+		fail_msg("loading '%s': error '%s' lacks '%s'", spec, err, want);
+	assert_int_equal(pt_hooks_count(), 0);
+}
+
+static void test_loader_errors(void **state)
+{
+	(void)state;
+	expect_load_error("/nonexistent/x.so", "plugin /nonexistent/x.so: cannot load: ");
+	expect_load_error(SO("tests/unit/bad_abi.so"),
+			  "built for plugin ABI version 99, this tool speaks version 1");
+	expect_load_error(SO("tests/unit/no_entry.so"), "no symbol perftest_plugin_ops");
+	expect_load_error(SO("tests/unit/small_ops.so"), "ops table of 16 bytes");
+	expect_load_error(SO("tests/unit/init_fails.so") ":abc",
+			  "init failed: the test plugin refuses to start");
+	expect_load_error("", "empty specification");
+	expect_load_error(":args", "no path before ':'");
+	/* a file that is not a shared object */
+	expect_load_error(PT_TEST_BUILDDIR "/Makefile", "cannot load");
+}
+
+static struct pt_plugin_run_info info(uint32_t run)
+{
+	return (struct pt_plugin_run_info){
+		.struct_size = sizeof(struct pt_plugin_run_info), .run = run, .tool = "ib_send_bw",
+		.device = "rxe0", .role = PT_PLUGIN_ROLE_CLIENT, .conn = PT_PLUGIN_CONN_RC,
+		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 2, .qp_nums = qpns, .msg_size = 4096,
+		.iterations = 6, .tx_depth = 8, .cq_mod = 3, .post_list = 2,
+		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
+		.sw_clock = "CLOCK_MONOTONIC_RAW",
+	};
+}
+
+/* One run: 2 QPs x 6 WRs in post lists of 2, a CQE every 3rd. */
+static int drive_run(uint32_t run)
+{
+	struct pt_plugin_run_info in = info(run);
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = run };
+	char err[512];
+	uint64_t t = 1000;
+
+	if (pt_hooks_run_start(&in, err, sizeof(err)))
+		return -1;
+	for (uint32_t q = 0; q < 2; q++) {
+		for (uint64_t s = 0; s < 6; s += 2)
+			pt_hook_post(q, s, 2, PT_PLUGIN_OP_SEND, ((uint64_t)q << 32) | s, 1, 4096, 3,
+				     s == 4 ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t += 10);
+		pt_hook_completion(q, ((uint64_t)q << 32) | 2, 2, 0, PT_PLUGIN_OP_SEND, 4096, 0,
+				   t += 500, 0);
+		pt_hook_completion(q, ((uint64_t)q << 32) | 5, 5, 0, PT_PLUGIN_OP_SEND, 4096, 0,
+				   t += 500, 0);
+	}
+	return pt_hooks_run_end(&end, err, sizeof(err));
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(f);
+	assert_true(fread(buf, 1, 65535, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+/* The example plugin, built only against perftest_plugin.h, sees exactly
+ * what the loop reported, and nothing outside a run. */
+static void test_example_plugin(void **state)
+{
+	char spec[600], out[256], err[512], *text;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/count.txt", dir);
+	snprintf(spec, sizeof(spec), "%s:%s", SO("plugin/examples/count_plugin.so"), out);
+	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_count(), 1);
+	pt_hook_post(0, 0, 1, PT_PLUGIN_OP_SEND, 0, 1, 1, 1, 0, 1); /* before any run: ignored */
+	assert_int_equal(drive_run(0), 0);
+	pt_hook_post(0, 0, 1, PT_PLUGIN_OP_SEND, 0, 1, 1, 1, 0, 1); /* after it: ignored */
+	pt_hook_completion(0, 0, 0, 0, 0, 0, 0, 1, 0);
+	pt_hooks_unload_all(); /* fini closes the file */
+	text = slurp(out);
+	assert_string_equal(text,
+		"start run=0 tool=ib_send_bw device=rxe0 qps=2 qpn0=0x2a size=4096 iters=6\n"
+		"end run=0 posts=6 wrs=12 bytes=49152 last_seq=5 cqes=4 recvs=0 hw=0 last_wr_id=0x100000005\n");
+	free(text);
+}
+
+/* libwrtrace.so through the same loader writes a trace the reader accepts. */
+static void test_wrtrace_so(void **state)
+{
+	char spec[600], out[256], err[512];
+	struct wrt_trace t;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/so.csv", dir);
+	snprintf(spec, sizeof(spec), "%s:%s:quiet", SO("plugin/libwrtrace.so"), out);
+	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
+	assert_int_equal(drive_run(0), 0);
+	assert_int_equal(drive_run(1), 0);
+	pt_hooks_unload_all();
+	assert_int_equal(wrt_read(out, &t, err, sizeof(err)), 0);
+	assert_int_equal(t.nruns, 2);
+	assert_int_equal(t.runs[1].n, 12);
+	assert_int_equal(t.runs[1].meta.incomplete, 0);
+	/* QP 1, seq 0 was posted at 2040 and retired by the CQE at 2560 */
+	assert_int_equal(t.runs[1].recs[6].qp, 1);
+	assert_int_equal(t.runs[1].recs[6].t_post, 2040);
+	assert_int_equal(t.runs[1].recs[6].t_comp, 2560);
+	assert_int_equal(t.runs[1].recs[6].wr_id, 1ull << 32);
+	wrt_trace_free(&t);
+	/* its argument errors come back through the loader */
+	snprintf(spec, sizeof(spec), "%s:%s:max=ten", SO("plugin/libwrtrace.so"), out);
+	expect_load_error(spec, "init failed: max 'ten'");
+	snprintf(spec, sizeof(spec), "%s", SO("plugin/libwrtrace.so"));
+	expect_load_error(spec, "init failed: no output file");
+	snprintf(spec, sizeof(spec), "%s:/nonexistent/t.csv", SO("plugin/libwrtrace.so"));
+	expect_load_error(spec, "cannot write /nonexistent/t.csv");
+}
+
+/* PERFTEST_PLUGIN loads like --plugin and names itself in errors. */
+static void test_env(void **state)
+{
+	char spec[600], out[256], err[512] = "";
+
+	(void)state;
+	assert_int_equal(pt_hooks_load_env(err, sizeof(err)), 0); /* unset: nothing */
+	assert_int_equal(pt_hooks_count(), 0);
+	snprintf(out, sizeof(out), "%s/env.txt", dir);
+	snprintf(spec, sizeof(spec), "%s:%s", SO("plugin/examples/count_plugin.so"), out);
+	setenv(PT_HOOKS_ENV, spec, 1);
+	assert_int_equal(pt_hooks_load_env(err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_count(), 1);
+	pt_hooks_unload_all();
+	setenv(PT_HOOKS_ENV, "/nonexistent/p.so", 1);
+	assert_int_equal(pt_hooks_load_env(err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "(from PERFTEST_PLUGIN)"));
+	unsetenv(PT_HOOKS_ENV);
+}
+
+/* --trace and a plugin together both see every event; a failing run start
+ * of the second still gives the first its run end. */
+static void test_two_plugins(void **state)
+{
+	char spec[600], out[256], trace[256], arg[300], err[512], *text;
+	struct pt_plugin_run_info bad = info(0);
+	struct wrt_trace t;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/two.txt", dir);
+	snprintf(trace, sizeof(trace), "%s/two.jsonl", dir);
+	snprintf(spec, sizeof(spec), "%s:%s", SO("plugin/examples/count_plugin.so"), out);
+	snprintf(arg, sizeof(arg), "%s:quiet", trace);
+	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_count(), 2);
+	assert_int_equal(drive_run(0), 0);
+	bad.num_qps = 0; /* the recorder refuses it */
+	assert_int_equal(pt_hooks_run_start(&bad, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "plugin wrtrace: run start failed: run with 0 QPs"));
+	assert_false(pt_hooks_on);
+	pt_hooks_unload_all();
+	text = slurp(out);
+	assert_non_null(strstr(text, "end run=0 posts=6 wrs=12"));
+	/* the counter got start and end for the refused run */
+	assert_non_null(strstr(text, "qps=0"));
+	assert_int_equal(strstr(strstr(text, "qps=0"), "end run=0") != NULL, 1);
+	free(text);
+	assert_int_equal(wrt_read(trace, &t, err, sizeof(err)), 0);
+	assert_int_equal(t.runs[0].n, 12);
+	wrt_trace_free(&t);
+	expect_load_error("", "empty");
+	assert_int_equal(pt_hooks_load_builtin_trace("", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--trace: give an output file"));
+}
+
+/* Five plugins are one too many; the fifth is refused by name. */
+static void test_plugin_limit(void **state)
+{
+	char arg[600], err[512];
+
+	(void)state;
+	for (int i = 0; i < PT_HOOKS_MAX; i++) {
+		snprintf(arg, sizeof(arg), "%s/l%d.csv:quiet", dir, i);
+		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+	}
+	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "at most 4 plugins"));
+}
+
+static void test_opcodes(void **state)
+{
+	(void)state;
+	assert_int_equal(pt_hooks_wc_opcode(IBV_WC_RDMA_WRITE), PT_PLUGIN_OP_WRITE);
+	assert_int_equal(pt_hooks_wc_opcode(IBV_WC_RECV_RDMA_WITH_IMM), PT_PLUGIN_OP_RECV);
+	assert_int_equal(pt_hooks_wc_opcode((enum ibv_wc_opcode)999), PT_PLUGIN_OP_OTHER);
+	assert_int_equal(pt_hooks_wr_opcode(IBV_WR_SEND_WITH_IMM), PT_PLUGIN_OP_SEND_IMM);
+	assert_int_equal(pt_hooks_wr_opcode(IBV_WR_ATOMIC_CMP_AND_SWP), PT_PLUGIN_OP_ATOMIC_CS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_loader_errors, after_each),
+		cmocka_unit_test_teardown(test_example_plugin, after_each),
+		cmocka_unit_test_teardown(test_wrtrace_so, after_each),
+		cmocka_unit_test_teardown(test_env, after_each),
+		cmocka_unit_test_teardown(test_two_plugins, after_each),
+		cmocka_unit_test_teardown(test_plugin_limit, after_each),
+		cmocka_unit_test_teardown(test_opcodes, after_each),
+	};
+	return cmocka_run_group_tests_name("hooks", tests, setup, teardown);
+}

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Hardware timestamps without hardware: capability probe, tick conversion
+ * and wrap, the least-squares clock fit and its residual (synthetic paired
+ * samples), sampling through a fake clock read, and the extended-CQ poller
+ * against a mock struct ibv_cq_ex (its ops are function pointers), end to
+ * end into the recorder's post->CQE / CQE->poll split. The only mocks of
+ * the project live here. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "hooks.h"
+#include "hwts.h"
+#include "wrtrace.h"
+
+static void test_probe(void **state)
+{
+	struct ibv_device_attr_ex a = { 0 };
+	struct pt_hwts_caps c;
+
+	(void)state;
+	pt_hwts_probe(&a, "rxe0", &c); /* what rxe reports */
+	assert_false(c.supported);
+	assert_string_equal(c.why, "not supported by rxe0");
+	a.completion_timestamp_mask = 0x7fffffffffffffffull;
+	pt_hwts_probe(&a, "odd0", &c);
+	assert_false(c.supported);
+	assert_non_null(strstr(c.why, "no hca_core_clock"));
+	a.hca_core_clock = 156250; /* kHz */
+	pt_hwts_probe(&a, "mlx5_0", &c);
+	assert_true(c.supported);
+	assert_int_equal(c.hz, 156250000);
+	assert_int_equal(c.mask, 0x7fffffffffffffffull);
+}
+
+static void test_ticks_to_ns(void **state)
+{
+	struct pt_hwclock c;
+
+	(void)state;
+	assert_int_equal(pt_hwclock_init(&c, 0, 1, NULL, NULL), -EINVAL);
+	assert_int_equal(pt_hwclock_init(&c, 156250000, UINT64_MAX, NULL, NULL), 0);
+	assert_int_equal(pt_hwclock_ns(&c, 5), 32);          /* 6.4 ns per tick */
+	assert_int_equal(pt_hwclock_ns(&c, 156250000ull * 3 + 5), 3000000032ull);
+	/* ticks since a long uptime: no overflow in the conversion */
+	assert_int_equal(pt_hwclock_ns(&c, 156250000ull * 86400 * 365 * 50 + 1),
+			 1000000000ull * 86400 * 365 * 50 + 6);
+}
+
+/* A 16-bit counter unwraps; an older stamp maps back without moving the clock. */
+static void test_wrap(void **state)
+{
+	struct pt_hwclock c;
+
+	(void)state;
+	assert_int_equal(pt_hwclock_init(&c, 1000000000, 0xffff, NULL, NULL), 0);
+	assert_int_equal(pt_hwclock_ns(&c, 65530), 65530);
+	assert_int_equal(pt_hwclock_ns(&c, 65535), 65535);
+	assert_int_equal(pt_hwclock_ns(&c, 3), 65539);
+	assert_int_equal(pt_hwclock_ns(&c, 10), 65546);
+	assert_int_equal(pt_hwclock_ns(&c, 65534), 65534);  /* 12 ticks older */
+	assert_int_equal(pt_hwclock_ns(&c, 11), 65547);
+	assert_int_equal(pt_hwclock_ns(&c, 0x10000 + 20), 65556); /* bits above the mask ignored */
+}
+
+/* Known line plus +-30 ns noise (+ - - + per 4 samples): slope, intercept and residuals come back. */
+static void test_fit_synthetic(void **state)
+{
+	struct pt_clock_sample s[40];
+	struct pt_plugin_clock_fit f;
+	const uint64_t hw0 = 1700000000000000000ull, sw0 = 5000000000ull;
+	const double slope = 0.99998;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		uint64_t dhw = (uint64_t)i * 100000000ull;
+
+		s[i].hw_ns = hw0 + dhw;
+		s[i].sw_ns = sw0 + 250 + (uint64_t)llround(slope * (double)dhw) +
+			    (i % 4 == 0 || i % 4 == 3 ? 30 : -30); /* mean 0, uncorrelated with dhw */
+	}
+	assert_int_equal(pt_clock_fit_compute(s, 40, &f), 0);
+	assert_int_equal(f.samples, 40);
+	assert_true(fabs(f.slope - slope) < 1e-10);
+	assert_true(fabs(f.residual_max_ns - 30) < 1.0);
+	assert_true(fabs(f.residual_rms_ns - 30) < 1.0);
+	/* the mapped NIC time of a sample lands within the noise of its pair */
+	for (int i = 0; i < 40; i += 13)
+		assert_true(fabs(pt_plugin_hw_to_sw(&f, s[i].hw_ns) - (double)s[i].sw_ns) < 31);
+	/* beyond the samples too: 10 s later */
+	assert_true(fabs(pt_plugin_hw_to_sw(&f, hw0 + 14000000000ull) -
+			 (double)(sw0 + 250 + llround(slope * 14e9))) < 5);
+	/* degenerate inputs */
+	assert_int_equal(pt_clock_fit_compute(s, 0, &f), -1);
+	assert_int_equal(pt_clock_fit_compute(s, 1, &f), 0);
+	assert_true(f.slope == 1.0 && f.residual_max_ns == 0);
+	s[1].hw_ns = s[0].hw_ns;
+	assert_int_equal(pt_clock_fit_compute(s, 2, &f), -1);
+}
+
+/* A fake NIC clock 1% fast with an offset, read through the sampler. */
+static int fake_read(void *arg, uint64_t *ticks)
+{
+	int *fail = arg;
+	struct timespec ts;
+
+	if (*fail)
+		return -EOPNOTSUPP;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	*ticks = (uint64_t)((double)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) * 1.01) +
+		 123456789;
+	return 0;
+}
+
+static void test_hwclock_sampling(void **state)
+{
+	struct timespec gap = { 0, 3000000 };
+	struct pt_hwclock c;
+	int fail = 0;
+	uint64_t next;
+
+	(void)state;
+	assert_int_equal(pt_hwclock_init(&c, 1000000000, UINT64_MAX, fake_read, &fail), 0);
+	assert_int_equal(c.nsamples, 2);
+	for (int i = 0; i < 4; i++) {
+		nanosleep(&gap, NULL);
+		assert_int_equal(pt_hwclock_sample(&c), 0);
+	}
+	assert_int_equal(c.fit.samples, 6);
+	assert_true(fabs(c.fit.slope - 1 / 1.01) < 1e-3);
+	assert_true(c.fit.residual_max_ns < 200000); /* generous: shared, virtual CPUs */
+	/* periodic: nothing before the period, one sample after */
+	next = c.next_sample_ns;
+	assert_int_equal(pt_hwclock_tick(&c, next - 1), 0);
+	assert_int_equal(c.nsamples, 6);
+	assert_int_equal(pt_hwclock_tick(&c, next), 1);
+	assert_int_equal(c.nsamples, 7);
+	/* a failing read is reported, not hidden */
+	fail = 1;
+	assert_int_equal(pt_hwclock_sample(&c), -EOPNOTSUPP);
+	assert_int_equal(c.last_error, -EOPNOTSUPP);
+	assert_int_equal(pt_hwclock_init(&c, 1000000000, UINT64_MAX, fake_read, &fail), -EOPNOTSUPP);
+}
+
+/* ----------------------------------------------------- mock ibv_cq_ex -- */
+
+struct fake_cqe {
+	uint64_t wr_id, ticks;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len, qp_num, src_qp, vendor_err, slid, imm;
+	unsigned wc_flags;
+	uint8_t sl, dlid_bits;
+};
+
+struct mock_cq {
+	struct ibv_cq_ex ex;        /* first: the ops get &ex */
+	struct fake_cqe cqe[8];
+	int n, pos;
+	int start_err;              /* start_poll returns this instead of polling */
+	int starts, nexts, ends, reads_on_error;
+	bool polling;
+};
+
+static struct mock_cq *M(struct ibv_cq_ex *cq) { return (struct mock_cq *)cq; }
+static struct fake_cqe *cur(struct ibv_cq_ex *cq)
+{
+	struct mock_cq *m = M(cq);
+
+	assert_true(m->polling); /* read_* only between start and end */
+	if (m->cqe[m->pos].status != IBV_WC_SUCCESS)
+		m->reads_on_error++;
+	return &m->cqe[m->pos];
+}
+
+static void load(struct mock_cq *m)
+{
+	m->ex.wr_id = m->cqe[m->pos].wr_id;
+	m->ex.status = m->cqe[m->pos].status;
+}
+
+static int m_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	struct mock_cq *m = M(cq);
+
+	assert_int_equal(attr->comp_mask, 0);
+	assert_false(m->polling);
+	m->starts++;
+	if (m->start_err)
+		return m->start_err;
+	if (m->pos == m->n)
+		return ENOENT;
+	m->polling = true;
+	load(m);
+	return 0;
+}
+
+static int m_next(struct ibv_cq_ex *cq)
+{
+	struct mock_cq *m = M(cq);
+
+	m->nexts++;
+	if (m->pos + 1 == m->n) {
+		m->pos++;
+		return ENOENT;
+	}
+	m->pos++;
+	load(m);
+	return 0;
+}
+
+static void m_end(struct ibv_cq_ex *cq)
+{
+	struct mock_cq *m = M(cq);
+
+	assert_true(m->polling);
+	m->polling = false;
+	m->ends++;
+	/* a batch cut short by the caller consumed the current CQE too */
+	if (m->pos < m->n)
+		m->pos++;
+}
+
+static enum ibv_wc_opcode m_opcode(struct ibv_cq_ex *cq) { return cur(cq)->opcode; }
+static uint32_t m_byte_len(struct ibv_cq_ex *cq) { return cur(cq)->byte_len; }
+static __be32 m_imm(struct ibv_cq_ex *cq) { return cur(cq)->imm; }
+static uint32_t m_src_qp(struct ibv_cq_ex *cq) { return cur(cq)->src_qp; }
+static unsigned m_flags(struct ibv_cq_ex *cq) { return cur(cq)->wc_flags; }
+static uint32_t m_slid(struct ibv_cq_ex *cq) { return cur(cq)->slid; }
+static uint8_t m_sl(struct ibv_cq_ex *cq) { return cur(cq)->sl; }
+static uint8_t m_dlid(struct ibv_cq_ex *cq) { return cur(cq)->dlid_bits; }
+static uint64_t m_ts(struct ibv_cq_ex *cq) { return M(cq)->cqe[M(cq)->pos].ticks; }
+/* valid on error CQEs too: not counted */
+static uint32_t m_vendor_err(struct ibv_cq_ex *cq) { return M(cq)->cqe[M(cq)->pos].vendor_err; }
+static uint32_t m_qp_num(struct ibv_cq_ex *cq) { return M(cq)->cqe[M(cq)->pos].qp_num; }
+
+/* Providers install read_completion_ts only when asked: NULL otherwise. */
+static void mock_init(struct mock_cq *m, bool ts)
+{
+	memset(m, 0, sizeof(*m));
+	m->ex.start_poll = m_start;
+	m->ex.next_poll = m_next;
+	m->ex.end_poll = m_end;
+	m->ex.read_opcode = m_opcode;
+	m->ex.read_vendor_err = m_vendor_err;
+	m->ex.read_byte_len = m_byte_len;
+	m->ex.read_imm_data = m_imm;
+	m->ex.read_qp_num = m_qp_num;
+	m->ex.read_src_qp = m_src_qp;
+	m->ex.read_wc_flags = m_flags;
+	m->ex.read_slid = m_slid;
+	m->ex.read_sl = m_sl;
+	m->ex.read_dlid_path_bits = m_dlid;
+	m->ex.read_completion_ts = ts ? m_ts : NULL;
+}
+
+static void add(struct mock_cq *m, uint64_t wr_id, uint64_t ticks, enum ibv_wc_status st)
+{
+	m->cqe[m->n++] = (struct fake_cqe){
+		.wr_id = wr_id, .ticks = ticks, .status = st, .opcode = IBV_WC_RECV,
+		.byte_len = 1000 + (uint32_t)wr_id, .qp_num = 0x77, .src_qp = 0x88, .vendor_err = 0x42,
+		.slid = 9, .imm = 0xabcd, .wc_flags = wr_id == 1 ? IBV_WC_WITH_IMM : 0, .sl = 3,
+		.dlid_bits = 1,
+	};
+}
+
+static void test_cqx_poll_batches(void **state)
+{
+	struct mock_cq m;
+	struct pt_hwclock clk;
+	struct pt_cqx p = { .cq = &m.ex, .clk = &clk };
+	struct ibv_wc wc[4];
+	uint64_t hw[4];
+
+	(void)state;
+	mock_init(&m, true);
+	pt_hwclock_init(&clk, 156250000, 0xffffffffffffull, NULL, NULL);
+	for (uint64_t i = 0; i < 5; i++)
+		add(&m, i, 1000 + 10 * i, i == 3 ? IBV_WC_REM_ACCESS_ERR : IBV_WC_SUCCESS);
+	assert_int_equal(pt_cqx_poll(&p, 3, wc, hw), 3);
+	assert_int_equal(m.ends, 1);
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(wc[k].wr_id, k);
+		assert_int_equal(wc[k].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[k].opcode, IBV_WC_RECV);
+		assert_int_equal(wc[k].byte_len, 1000 + k);
+		assert_int_equal(wc[k].qp_num, 0x77);
+		assert_int_equal(wc[k].src_qp, 0x88);
+		assert_int_equal(wc[k].slid, 9);
+		assert_int_equal(wc[k].sl, 3);
+		assert_int_equal(wc[k].dlid_path_bits, 1);
+		assert_int_equal(hw[k], (uint64_t)(1000 + 10 * k) * 64 / 10);
+	}
+	assert_int_equal(wc[1].wc_flags, IBV_WC_WITH_IMM);
+	assert_int_equal(wc[1].imm_data, 0xabcd);
+	assert_int_equal(wc[0].imm_data, 0);
+	/* the rest, including an error CQE: only its valid fields were read */
+	assert_int_equal(pt_cqx_poll(&p, 4, wc, hw), 2);
+	assert_int_equal(wc[0].wr_id, 3);
+	assert_int_equal(wc[0].status, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(wc[0].vendor_err, 0x42);
+	assert_int_equal(wc[0].qp_num, 0x77);
+	assert_int_equal(wc[0].byte_len, 0);
+	assert_int_equal(m.reads_on_error, 0);
+	assert_int_equal(wc[1].wr_id, 4);
+	assert_int_equal(m.ends, 2);
+	/* empty: ENOENT from start, and no end_poll */
+	assert_int_equal(pt_cqx_poll(&p, 4, wc, hw), 0);
+	assert_int_equal(m.starts, 3);
+	assert_int_equal(m.ends, 2);
+	assert_int_equal(pt_cqx_poll(&p, 0, wc, hw), 0);
+	assert_int_equal(m.starts, 3);
+}
+
+/* start_poll failing: its errno comes back and end_poll is not called. */
+static void test_cqx_start_error(void **state)
+{
+	struct mock_cq m;
+	struct pt_cqx p = { .cq = &m.ex };
+	struct ibv_wc wc[2];
+
+	(void)state;
+	mock_init(&m, false);
+	add(&m, 1, 0, IBV_WC_SUCCESS);
+	m.start_err = EIO;
+	assert_int_equal(pt_cqx_poll(&p, 2, wc, NULL), -EIO);
+	assert_int_equal(m.ends, 0);
+	/* without a clock the timestamp reader (NULL here) is never touched */
+	m.start_err = 0;
+	assert_int_equal(pt_cqx_poll(&p, 2, wc, NULL), 1);
+	assert_int_equal(wc[0].wr_id, 1);
+}
+
+/* Mock CQ -> poller -> hooks -> built-in recorder -> CSV: the split. */
+static void test_split_end_to_end(void **state)
+{
+	char dir[] = "/tmp/test_hwts.XXXXXX", path[128], arg[160], err[512];
+	struct pt_clock_sample smp[4];
+	struct mock_cq m;
+	struct pt_hwclock clk;
+	struct pt_cqx p = { .cq = &m.ex, .clk = &clk };
+	uint32_t qpn = 0x77;
+	struct pt_plugin_run_info in = {
+		.struct_size = sizeof(in), .tool = "test", .device = "mock_cq", .num_qps = 1,
+		.qp_nums = &qpn, .msg_size = 64, .iterations = 2, .tx_depth = 4, .cq_mod = 1,
+		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_ON, .hw_clock_hz = 156250000,
+		.hw_clock_domain = PT_HWCLOCK_DOMAIN, .sw_clock = "CLOCK_MONOTONIC_RAW",
+	};
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
+	struct wrt_trace t;
+	struct wrt_derived d;
+	struct wrt_gaps gaps = { 0 };
+	struct ibv_wc wc[4];
+	uint64_t hw[4];
+	int n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	snprintf(arg, sizeof(arg), "%s:quiet", path);
+	mock_init(&m, true);
+	pt_hwclock_init(&clk, 156250000, 0xffffffffffffull, NULL, NULL);
+	/* NIC ns = software ns + 950000, exactly */
+	for (int i = 0; i < 4; i++)
+		smp[i] = (struct pt_clock_sample){ .hw_ns = 1000000 + i * 1000000ull,
+						   .sw_ns = 50000 + i * 1000000ull };
+	assert_int_equal(pt_clock_fit_compute(smp, 4, &clk.fit), 0);
+	add(&m, 0, 461016, IBV_WC_SUCCESS); /* 2950502.4 ns -> sw 2000502 */
+	add(&m, 1, 461172, IBV_WC_SUCCESS); /* 2951500.8 ns -> sw 2001500 */
+	m.cqe[0].opcode = m.cqe[1].opcode = IBV_WC_SEND;
+	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
+	pt_hooks_clock_fit(&clk.fit);
+	pt_hook_post(0, 0, 1, PT_PLUGIN_OP_SEND, 0, 1, 64, 1, 0, 2000000);
+	pt_hook_post(0, 1, 1, PT_PLUGIN_OP_SEND, 1, 1, 64, 1, 0, 2000100);
+	n = pt_cqx_poll(&p, 4, wc, hw);
+	assert_int_equal(n, 2);
+	pt_hook_wc(0, 0, &wc[0], false, 2001000, &hw[0]);
+	pt_hook_wc(0, 1, &wc[1], false, 2002000, &hw[1]);
+	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
+	pt_hooks_unload_all();
+	assert_int_equal(wrt_read(path, &t, err, sizeof(err)), 0);
+	assert_int_equal(t.runs[0].n, 2);
+	assert_int_equal(t.runs[0].recs[0].hw_ns, 2950502);
+	wrt_derive(&t.runs[0].recs[0], &t.runs[0].meta, &gaps, &d);
+	assert_int_equal(d.post_to_cqe_ns, 502);
+	assert_int_equal(d.cqe_to_poll_ns, 498);
+	wrt_derive(&t.runs[0].recs[1], &t.runs[0].meta, &gaps, &d);
+	assert_int_equal(d.post_to_cqe_ns, 1400);
+	assert_int_equal(d.cqe_to_poll_ns, 500);
+	assert_true(d.has_gap_hw);
+	assert_int_equal(d.gap_hw_ns, 998);
+	assert_int_equal(d.gap_sw_ns, 1000);
+	assert_int_equal(t.runs[0].meta.fit.samples, 4);
+	assert_true(t.runs[0].meta.fit.residual_max_ns < 1e-6);
+	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN);
+	wrt_trace_free(&t);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_ticks_to_ns),
+		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_fit_synthetic),
+		cmocka_unit_test(test_hwclock_sampling),
+		cmocka_unit_test(test_cqx_poll_batches),
+		cmocka_unit_test(test_cqx_start_error),
+		cmocka_unit_test(test_split_end_to_end),
+	};
+	return cmocka_run_group_tests_name("hwts", tests, NULL, NULL);
+}
