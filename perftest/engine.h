@@ -135,6 +135,16 @@ struct pt_bw_meas {
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	pt_bw_period_fn on_period;  /* set by the caller before the run */
 };
+/* trace.c: plugins and --trace (plugin/hooks.h) ----------------------------------- */
+/* Load PERFTEST_PLUGIN, --trace and --plugin; 0 or -1 (message printed). */
+int pt_trace_load(const struct pt_params *p);
+/* Around each run (one size): begin before receives are pre-posted, end
+ * after the result row is printed (the recorder prints its summary). */
+int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs);
+int pt_trace_end(struct pt_ctx *c, int status, uint64_t elapsed_ns);
+/* The tool's send opcode as a plugin opcode (qp.c). */
+uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c);
+
 /* run_lat.c ------------------------------------------------------------------------ */
 /* Beyond this many iterations latency samples go to a histogram (results.h)
  * instead of an array: bounded memory, <= 0.78 % error. */

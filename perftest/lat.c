@@ -139,6 +139,8 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 		int rc;
 
 		c->size = s;
+		if (pt_trace_begin(c, true, post_recvs))
+			return -1;
 		if (post_recvs) {
 			c->qps[0].recv_posted = 0;
 			if (pt_post_recv(c, 0, iters && iters < rx ? iters : rx))
@@ -149,6 +151,8 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 		rc = loop(c, &m);
 		if (!rc && !pt_interrupted)
 			rc = report_lat(c, &m);
+		if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+			rc = -1;
 		pt_lat_meas_free(&m);
 		if (rc || pt_interrupted)
 			return -1;

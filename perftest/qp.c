@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "engine.h"
+#include "hooks.h"
 
 #define WRID_QP_SHIFT 48
 #define WRID_IDX_MASK ((1ull << WRID_QP_SHIFT) - 1)
@@ -144,6 +145,8 @@ int pt_post_recv(struct pt_ctx *c, int i, uint64_t n)
 				(unsigned long long)k, i, strerror(rc));
 			return -1;
 		}
+		pt_hook_post((uint32_t)i, k, 1, PT_PLUGIN_OP_RECV, wr.wr_id, 1, sge.length, 0, 0,
+			     PT_HOOK_NOW);
 		q->recv_posted++;
 	}
 	return 0;
@@ -241,6 +244,11 @@ static enum ibv_wr_opcode old_opcode(const struct pt_ctx *c)
 		       IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
 	default: return IBV_WR_SEND;
 	}
+}
+
+uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c)
+{
+	return pt_hooks_wr_opcode(old_opcode(c));
 }
 
 static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)

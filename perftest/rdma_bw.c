@@ -15,13 +15,15 @@ static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last
 	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
 	int rc;
 
-	if (duplex && pt_session_barrier(c))
+	if (pt_trace_begin(c, true, false) || (duplex && pt_session_barrier(c)))
 		return -1;
 	rc = pt_run_bw_send(c, &m);
 	if (!rc && duplex && p->tool->verb != PT_VERB_ATOMIC && pt_session_barrier(c))
 		rc = -1;
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, !duplex, duplex, last);
+	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+		rc = -1;
 	pt_bw_meas_free(&m);
 	return rc;
 }

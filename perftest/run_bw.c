@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "cpustat.h"
 #include "engine.h"
+#include "hooks.h"
 
 #define POLL_BATCH 16
 
@@ -169,20 +170,25 @@ static int stalled(struct window *w, uint64_t now, const char *what, uint64_t go
 static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, uint64_t *posted_total)
 {
 	unsigned pl = (unsigned)c->p->traffic.post_list;
+	uint32_t op = pt_wr_plugin_opcode(c);
 
 	for (int i = 0; i < c->num_qps; i++) {
 		struct pt_qp *q = &c->qps[i];
 
 		while ((!iters || q->posted < iters) &&
 		       q->posted + pl <= (uint64_t)c->tx_depth + q->completed) {
-			if (m->tposted) {
-				uint64_t t = pt_now_ns();
+			uint64_t t = PT_HOOK_NOW, first = q->posted;
 
+			if (m->tposted) {
+				t = pt_now_ns();
 				for (unsigned j = 0; j < pl; j++)
 					m->tposted[*posted_total + j] = t;
 			}
 			if (pt_post_send(c, i, pl, iters))
 				return -1;
+			pt_hook_post((uint32_t)i, first, pl, op, ((uint64_t)i << 48) | first, 1,
+				     (uint32_t)c->size, (uint32_t)c->cq_mod,
+				     iters && first + pl == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
 			*posted_total += pl;
 		}
 	}
@@ -208,6 +214,8 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		struct pt_qp *q;
 		uint64_t upto, credit;
 
+		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id), &wc[k], false,
+			   now, NULL);
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return wc_error(&wc[k], "client", c);
 		q = &c->qps[pt_wrid_qp(wc[k].wr_id)];
@@ -290,6 +298,7 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	for (int k = 0; k < n; k++) {
 		int i;
 
+		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now, NULL);
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return wc_error(&wc[k], "server", c);
 		i = pt_wrid_qp(wc[k].wr_id);

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "results.h"
+#include "hooks.h"
 
 struct lat_run {
 	struct pt_ctx *c;
@@ -142,8 +143,11 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 	r->c->qps[0].posted = 0;
 	if (pt_post_send(r->c, 0, 1, 1))
 		return -1;
-	(void)i;
+	pt_hook_post(0, i, 1, pt_wr_plugin_opcode(r->c), 0, 1, (uint32_t)r->c->size, 1,
+		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
 	rc = wait_cq(r, r->c->send_cq, side, &wc);
+	if (rc == 1)
+		pt_hook_wc(0, i, &wc, false, r->last_progress, NULL);
 	return rc;
 }
 
@@ -165,6 +169,7 @@ int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
 		if (!client || i > 0) {
 			if ((rc = wait_cq(&r, c->recv_cq, side, &wc)) <= 0)
 				return rc < 0 ? -1 : lat_end(&r);
+			pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r.last_progress, NULL);
 			if ((r.duration || c->qps[0].recv_posted < iters) && pt_post_recv(c, 0, 1))
 				return -1;
 		}
@@ -173,8 +178,11 @@ int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
 			return rc < 0 ? -1 : lat_end(&r);
 	}
 	/* the client's last ping comes back once more */
-	if (client && !r.duration && wait_cq(&r, c->recv_cq, side, &wc) <= 0)
-		return -1;
+	if (client && !r.duration) {
+		if (wait_cq(&r, c->recv_cq, side, &wc) <= 0)
+			return -1;
+		pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r.last_progress, NULL);
+	}
 	return lat_end(&r);
 }
 

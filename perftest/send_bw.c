@@ -23,6 +23,8 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	uint64_t pre = (iters && iters < (uint64_t)c->rx_depth) ? iters : (uint64_t)c->rx_depth;
 	int rc;
 
+	if (pt_trace_begin(c, sender, receiver))
+		return -1;
 	if (receiver)
 		for (int i = 0; i < c->num_qps; i++) {
 			c->qps[i].recv_posted = 0;
@@ -39,6 +41,8 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 		rc = pt_run_bw_recv(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, sender && !receiver, bidir_xchg(c), NULL);
+	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+		rc = -1;
 	pt_bw_meas_free(&m);
 	return rc;
 }
@@ -50,7 +54,8 @@ static int connectionless_flow(struct pt_ctx *c)
 
 	memcpy(c->mgid, p->mcast.mgid, 16);
 	/* a receive-only UD QP needs RTR to accept packets; no peer data is used */
-	if (pt_qps_connect(c, false) || pt_mcast_attach(c) || pt_session_print_header(c))
+	if (pt_qps_connect(c, false) || pt_mcast_attach(c) || pt_session_print_header(c) ||
+	    pt_trace_begin(c, false, true))
 		return PT_EXIT_FAIL;
 	for (int i = 0; i < c->num_qps; i++) {
 		uint64_t iters = p->traffic.iters;
@@ -66,6 +71,8 @@ static int connectionless_flow(struct pt_ctx *c)
 
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, false, false, NULL);
+	if (pt_trace_end(c, rc ? -1 : 0, m.elapsed_ns))
+		rc = -1;
 	pt_bw_meas_free(&m);
 	if (rc)
 		return PT_EXIT_RUN_FAILED;

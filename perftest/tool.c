@@ -5,6 +5,7 @@
 #include "mgid.h"
 #include "options.h"
 #include "tool.h"
+#include "hooks.h"
 
 volatile sig_atomic_t pt_interrupted;
 
@@ -105,6 +106,10 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 
 	if (pt_parse_args(tool, argc, argv, &params))
 		return PT_EXIT_FAIL;
+	if (pt_trace_load(&params)) {
+		pt_hooks_unload_all();
+		return PT_EXIT_FAIL;
+	}
 	pt_ctx_init(&ctx);
 	catch_signals();
 	if (pt_dev_open(&ctx, &params) || local_checks(&ctx)) {
@@ -118,6 +123,7 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	ctx.out_reads = out_reads(&ctx);
 	rc = flow(&ctx);
 	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */
+	pt_hooks_unload_all();  /* plugins finish their files */
 	if (pt_interrupted) {
 		fprintf(stderr, " Interrupted by signal %d\n", (int)pt_interrupted);
 		return PT_EXIT_INTERRUPTED;
