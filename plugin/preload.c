@@ -23,6 +23,8 @@ void wrp_emit_post(struct wrp_slot *s, uint32_t opcode, uint64_t wr_id, uint32_t
 
 	if (recv) {
 		wrp.recvs++;
+		if (bytes > wrp.max_recv_bytes)
+			wrp.max_recv_bytes = bytes;
 	} else {
 		wrp.sends++;
 		if (bytes > wrp.max_bytes)
@@ -251,7 +253,7 @@ static void run_begin(struct wrp_ctx *c, enum ibv_qp_type type, uint32_t max_sen
 	}
 	wrp.run_ctx = c;
 	wrp.sends = wrp.recvs = 0;
-	wrp.max_bytes = 0;
+	wrp.max_bytes = wrp.max_recv_bytes = 0;
 	for (uint32_t i = 0; i < wrp.nslots; i++)
 		wrp.slots[i].send_seq = wrp.slots[i].recv_seq = 0;
 	wrp.run_on = true;
@@ -296,7 +298,7 @@ void wrp_run_finish(void)
 	m = wrt_meta_edit(wrp.w);
 	m->num_qps = wrp.nslots ? wrp.nslots : 1;
 	m->role = wrp.sends || !wrp.recvs ? PT_PLUGIN_ROLE_CLIENT : PT_PLUGIN_ROLE_SERVER;
-	m->msg_size = wrp.max_bytes;
+	m->msg_size = wrp.sends ? wrp.max_bytes : wrp.max_recv_bytes; /* receive buffer size */
 	m->qpns[0] = '\0';
 	for (uint32_t i = 0; i < wrp.nslots && off + 12 < sizeof(m->qpns); i++)
 		off += (size_t)snprintf(m->qpns + off, sizeof(m->qpns) - off, "%s0x%x", i ? "," : "",

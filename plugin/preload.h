@@ -86,6 +86,7 @@ struct wrp_state {
 	uint64_t qps_over;          /* QPs beyond WRP_SLOTS: not followed */
 	uint64_t sends, recvs;      /* WRs recorded this run, by direction */
 	uint32_t max_bytes;         /* largest send WR this run (the message size) */
+	uint32_t max_recv_bytes;    /* largest receive buffer (a receiver's message size) */
 };
 
 extern struct wrp_state wrp;
