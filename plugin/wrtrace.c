@@ -550,3 +550,8 @@ const struct wrt_meta *wrt_meta(const struct wrt *w)
 {
 	return &w->meta;
 }
+
+struct wrt_meta *wrt_meta_edit(struct wrt *w)
+{
+	return &w->meta;
+}

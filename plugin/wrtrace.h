@@ -101,6 +101,10 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 /* Inspection, for tests and the interposer. */
 const struct wrt_rec *wrt_records(const struct wrt *w, uint64_t *n);
 const struct wrt_meta *wrt_meta(const struct wrt *w);
+/* For a driver that learns what the run was only while it runs (the
+ * LD_PRELOAD interposer: role, message size, QPs used): fix the metadata up
+ * before wrt_run_end. */
+struct wrt_meta *wrt_meta_edit(struct wrt *w);
 
 /* The plugin table over the recorder (wrtrace_plugin.c). */
 const struct pt_plugin_ops *wrt_plugin_get_ops(void);

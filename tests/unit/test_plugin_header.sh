@@ -36,14 +36,21 @@ else
 	diag <"$tmp/err"
 fi
 
-# exported dynamic symbols that are defined (type T/D/B...), minus the usual _init/_fini
+# exported dynamic symbols that are defined (type T/D/B...), minus the usual
+# _init/_fini and the version nodes; libwrtrace.so also carries the LD_PRELOAD
+# interposer: the libibverbs symbols it hooks, each under libibverbs' node.
+preload="ibv_close_device@@IBVERBS_1.1 ibv_create_qp@@IBVERBS_1.1 ibv_destroy_qp@@IBVERBS_1.1 \
+ibv_modify_qp@@IBVERBS_1.1 ibv_open_device@@IBVERBS_1.1 ibv_qp_to_qp_ex@@IBVERBS_1.6 "
 for so in plugin/libwrtrace.so plugin/examples/count_plugin.so; do
-	syms=$(nm -D --defined-only "$top/$so" 2>"$tmp/err" | awk '{ print $3 }' |
-		grep -v -E '^(_init|_fini|_edata|_end|__bss_start)$' | sort | tr '\n' ' ')
-	if [ "$syms" = "perftest_plugin_ops " ]; then
-		ok "$so exports perftest_plugin_ops only"
+	syms=$(nm -D --defined-only "$top/$so" 2>"$tmp/err" | awk '$2 != "A" { print $3 }' |
+		grep -v -E '^(_init|_fini|_edata|_end|__bss_start)(@.*)?$' | sed 's/@@WRTRACE_1.0$//' |
+		sort | tr '\n' ' ')
+	want="perftest_plugin_ops "
+	[ "$so" = plugin/libwrtrace.so ] && want="$preload$want"
+	if [ "$syms" = "$want" ]; then
+		ok "$so exports perftest_plugin_ops only (and the interposed verbs)"
 	else
-		not_ok "$so exports perftest_plugin_ops only"
+		not_ok "$so exports perftest_plugin_ops only (and the interposed verbs)"
 		echo "exports: ${syms:-nothing}" | diag
 		diag <"$tmp/err"
 	fi

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* LD_PRELOAD mode of libwrtrace.so: internals shared by preload.c (contexts,
+ * QPs, ctx->ops post/poll, the run) and preload_qpx.c (ibv_qp_ex builders).
+ *
+ * Objects: a context table (original ctx->ops and verbs_context pointers,
+ * saved per context) and a QP slot table. A slot's index is the recorder's
+ * QP index; slots live for the whole process (never reused), so a wrapper
+ * can always find the originals it must call. Both tables are static: the
+ * hot path never allocates. One recorder run spans from the first QP
+ * created to ibv_close_device of its context (or process exit).
+ *
+ * Threads: control verbs take a mutex; the data path assumes one thread
+ * posts and polls (as perftest's BW and latency loops do). */
+#ifndef PT_PRELOAD_H
+#define PT_PRELOAD_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "wrtrace.h"
+
+#define WRP_SLOTS 32      /* QPs followed per process */
+#define WRP_CTXS 8        /* contexts open at once */
+#define WRP_BATCH 64      /* WRs between wr_start and wr_complete kept for one post time */
+#define WRP_ENV_OUT "WRTRACE_OUT"
+
+/* The ibv_qp_ex pointers we wrap, as the provider set them. */
+struct wrp_qpx_orig {
+	void (*wr_atomic_cmp_swp)(struct ibv_qp_ex *, uint32_t, uint64_t, uint64_t, uint64_t);
+	void (*wr_atomic_fetch_add)(struct ibv_qp_ex *, uint32_t, uint64_t, uint64_t);
+	void (*wr_bind_mw)(struct ibv_qp_ex *, struct ibv_mw *, uint32_t, const struct ibv_mw_bind_info *);
+	void (*wr_local_inv)(struct ibv_qp_ex *, uint32_t);
+	void (*wr_rdma_read)(struct ibv_qp_ex *, uint32_t, uint64_t);
+	void (*wr_rdma_write)(struct ibv_qp_ex *, uint32_t, uint64_t);
+	void (*wr_rdma_write_imm)(struct ibv_qp_ex *, uint32_t, uint64_t, __be32);
+	void (*wr_send)(struct ibv_qp_ex *);
+	void (*wr_send_imm)(struct ibv_qp_ex *, __be32);
+	void (*wr_send_inv)(struct ibv_qp_ex *, uint32_t);
+	void (*wr_send_tso)(struct ibv_qp_ex *, void *, uint16_t, uint16_t);
+	void (*wr_set_inline_data)(struct ibv_qp_ex *, void *, size_t);
+	void (*wr_set_inline_data_list)(struct ibv_qp_ex *, size_t, const struct ibv_data_buf *);
+	void (*wr_set_sge)(struct ibv_qp_ex *, uint32_t, uint64_t, uint32_t);
+	void (*wr_set_sge_list)(struct ibv_qp_ex *, size_t, const struct ibv_sge *);
+	void (*wr_start)(struct ibv_qp_ex *);
+	int (*wr_complete)(struct ibv_qp_ex *);
+	void (*wr_abort)(struct ibv_qp_ex *);
+};
+
+/* A WR built between wr_start and wr_complete, not yet rung. */
+struct wrp_pend {
+	uint64_t wr_id;
+	uint32_t bytes;
+	uint8_t opcode, signaled;
+};
+
+struct wrp_slot {
+	struct ibv_qp *qp;          /* NULL once destroyed */
+	struct ibv_qp_ex *qpx;      /* NULL until the QP is seen as an ibv_qp_ex */
+	uint32_t qpn, idx;
+	bool sig_all;               /* sq_sig_all: every send WR signaled */
+	uint64_t send_seq, recv_seq;
+	struct wrp_qpx_orig orig;
+	uint32_t npend;
+	struct wrp_pend pend[WRP_BATCH];
+};
+
+struct wrp_ctx {
+	struct ibv_context *ctx;
+	int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+	int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+	int (*poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *, struct ibv_qp_init_attr_ex *);
+	uint64_t hw_mask, hw_hz;    /* completion_timestamp_mask, clock in Hz */
+};
+
+struct wrp_state {
+	bool active;                /* preloaded, interposition took, WRTRACE_OUT valid */
+	bool run_on;                /* a recorder run is open */
+	struct wrt *w;
+	struct wrp_ctx *run_ctx;    /* the context the run started on */
+	uint32_t run;
+	uint32_t nslots;
+	struct wrp_slot slots[WRP_SLOTS];
+	struct wrp_slot *last_qpx, *last_qp;
+	struct wrp_ctx ctxs[WRP_CTXS];
+	uint64_t opened;            /* contexts opened through us */
+	uint64_t qps_over;          /* QPs beyond WRP_SLOTS: not followed */
+	uint64_t sends, recvs;      /* WRs recorded this run, by direction */
+	uint32_t max_bytes;         /* largest send WR this run (the message size) */
+	uint32_t max_recv_bytes;    /* largest receive buffer (a receiver's message size) */
+};
+
+extern struct wrp_state wrp;
+
+/* preload.c */
+/* One WR posted on slot s at time t (only while a run is open). */
+void wrp_emit_post(struct wrp_slot *s, uint32_t opcode, uint64_t wr_id, uint32_t bytes,
+		   bool signaled, bool recv, uint64_t t);
+/* The slot of a QP we followed, NULL for others. */
+struct wrp_slot *wrp_slot_of_qpx(struct ibv_qp_ex *qpx);
+/* Patch a context just opened: ctx->ops post/poll, vctx->create_qp_ex.
+ * 0, or -1 when the table is full (the context then runs untraced). */
+int wrp_attach_context(struct ibv_context *ctx);
+void wrp_detach_context(struct ibv_context *ctx);
+/* Follow a QP just created (type and caps from its init attributes). */
+struct wrp_slot *wrp_register_qp(struct ibv_qp *qp, enum ibv_qp_type type, int sq_sig_all,
+				 uint32_t max_send_wr, uint32_t max_recv_wr);
+/* Close the open run: rows to the file, summary to stdout. */
+void wrp_run_finish(void);
+/* Set up the recorder from "FILE[:max=N][:fifo=N][:quiet]"; 0 or -1 (message on stderr). */
+int wrp_setup(const char *spec);
+void wrp_teardown(void);
+
+/* preload_qpx.c */
+/* Install our builders on qpx (idempotent; after ibv_modify_qp too, as
+ * mlx5 rewrites wr_complete on every transition to RTS or RESET). */
+void wrp_wrap_qpx(struct wrp_slot *s, struct ibv_qp_ex *qpx);
+uint32_t wrp_wr_opcode(enum ibv_wr_opcode op);
+uint32_t wrp_wc_opcode(enum ibv_wc_opcode op);
+
+#endif
