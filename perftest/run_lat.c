@@ -35,7 +35,8 @@ static void lat_start(struct lat_run *r, uint64_t now)
 	r->t_end = now + (uint64_t)t->duration * s;
 }
 
-static void lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
+/* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
+static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
 {
 	const struct pt_params *p = c->p;
 	uint64_t iters = p->traffic.iters;
@@ -47,15 +48,29 @@ static void lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
 	r->duration = p->traffic.test_type == PT_TEST_DURATION;
 	r->last_progress = pt_now_ns();
 	r->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * 1000000000ull : UINT64_MAX;
-	if (!r->duration && iters > PT_LAT_RAW_MAX) {
+	if (r->duration)
+		return 0;
+	if (iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
-		if (!m->hist)
+		if (!m->hist) {
 			fprintf(stderr, " Couldn't allocate the latency histogram\n");
-	} else if (!r->duration) {
-		m->stamps = calloc(iters, sizeof(uint64_t));
-		if (!m->stamps)
-			fprintf(stderr, " Couldn't allocate %llu timestamps\n", (unsigned long long)iters);
+			return -1;
+		}
+		return 0;
 	}
+	m->stamps = calloc(iters, sizeof(uint64_t));
+	if (!m->stamps) {
+		fprintf(stderr, " Couldn't allocate %llu timestamps\n", (unsigned long long)iters);
+		return -1;
+	}
+	return 0;
+}
+
+/* A wait that lat_waiting() ended: -1 for an interruption or a stall, 0
+ * when the duration is over (a normal end). */
+static int wait_ended(const struct lat_run *r, uint64_t now)
+{
+	return pt_interrupted || now - r->last_progress >= r->stall_ns ? -1 : 0;
 }
 
 /* false once the run must stop: duration over, interrupted or stalled. */
@@ -117,7 +132,7 @@ static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struc
 		}
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "completion"))
-			return pt_interrupted || now - r->last_progress >= r->stall_ns ? -1 : 0;
+			return wait_ended(r, now);
 	}
 }
 
@@ -152,37 +167,41 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 }
 
 
+/* send_lat: wait for the peer's message, record it, repost while more are due. */
+static int recv_one(struct lat_run *r, const char *side)
+{
+	struct pt_ctx *c = r->c;
+	struct ibv_wc wc;
+	int rc = wait_cq(r, c->recv_cq, side, &wc);
+
+	if (rc <= 0)
+		return rc;
+	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, NULL);
+	if ((r->duration || c->qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
+		return -1;
+	return 1;
+}
+
 int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
 {
 	bool client = c->p->oob.is_client;
 	const char *side = client ? "client" : "server";
-	uint64_t iters = c->p->traffic.iters;
 	struct lat_run r;
-	struct ibv_wc wc;
 	uint64_t i;
 	int rc;
 
-	lat_init(&r, c, m);
-	if (!r.duration && !m->stamps && !m->hist)
+	if (lat_init(&r, c, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
-		if (!client || i > 0) {
-			if ((rc = wait_cq(&r, c->recv_cq, side, &wc)) <= 0)
-				return rc < 0 ? -1 : lat_end(&r);
-			pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r.last_progress, NULL);
-			if ((r.duration || c->qps[0].recv_posted < iters) && pt_post_recv(c, 0, 1))
-				return -1;
-		}
+		if ((!client || i > 0) && (rc = recv_one(&r, side)) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
 		lat_stamp(&r, i, pt_now_ns());
 		if ((rc = post_one(&r, i, side)) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
 	}
 	/* the client's last ping comes back once more */
-	if (client && !r.duration) {
-		if (wait_cq(&r, c->recv_cq, side, &wc) <= 0)
-			return -1;
-		pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r.last_progress, NULL);
-	}
+	if (client && !r.duration && recv_one(&r, side) <= 0)
+		return -1;
 	return lat_end(&r);
 }
 
@@ -196,7 +215,7 @@ static int wait_byte(struct lat_run *r, uint8_t want)
 		uint64_t now = pt_now_ns();
 
 		if (!lat_waiting(r, now, "write from the peer"))
-			return pt_interrupted || now - r->last_progress >= r->stall_ns ? -1 : 0;
+			return wait_ended(r, now);
 	}
 	r->last_progress = pt_now_ns();
 	return 1;
@@ -211,8 +230,7 @@ int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m)
 	uint64_t i;
 	int rc;
 
-	lat_init(&r, c, m);
-	if (!r.duration && !m->stamps && !m->hist)
+	if (lat_init(&r, c, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
 		/* the server writes first; the client answers each write */
@@ -235,8 +253,7 @@ int pt_run_lat_read(struct pt_ctx *c, struct pt_lat_meas *m)
 	uint64_t i;
 	int rc;
 
-	lat_init(&r, c, m);
-	if (!r.duration && !m->stamps && !m->hist)
+	if (lat_init(&r, c, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
 		lat_stamp(&r, i, pt_now_ns());
