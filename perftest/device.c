@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "engine.h"
 #include "json.h"
+#include <rdma/rdma_cma.h>
 
 unsigned pt_mtu_bytes(enum ibv_mtu m)
 {
@@ -59,6 +60,25 @@ static int pick_gid_index(struct pt_ctx *c, int port)
 	return best;
 }
 
+/* -R: rdma_cm's own context for the device, so the PD, CQs and MR live
+ * where rdma_cm creates the QPs. */
+static int open_cm_device(struct pt_ctx *c, const char *name)
+{
+	int n = 0;
+
+	c->cm_devices = rdma_get_devices(&n);
+	for (int i = 0; c->cm_devices && i < n && !c->verbs; i++)
+		if (!*name || !strcmp(ibv_get_device_name(c->cm_devices[i]->device), name))
+			c->verbs = c->cm_devices[i];
+	if (!c->verbs) {
+		fprintf(stderr, " IB device %s not found by rdma_cm (is rdma_ucm loaded?)\n"
+			" Unable to find the Infiniband/RoCE device\n", *name ? name : "(any)");
+		return -1;
+	}
+	snprintf(c->devname, sizeof(c->devname), "%s", ibv_get_device_name(c->verbs->device));
+	return 0;
+}
+
 static int open_by_name(struct pt_ctx *c, const char *name)
 {
 	int n = 0;
@@ -103,7 +123,8 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 
 	c->p = p;
 	c->num_qps = p->conn.num_qps;
-	if (open_by_name(c, p->dev.ib_devname))
+	if (p->conn.rdma_cm_qps ? open_cm_device(c, p->dev.ib_devname)
+				: open_by_name(c, p->dev.ib_devname))
 		return -1;
 	if (ibv_query_device_ex(c->verbs, NULL, &c->dev_attr)) {
 		fprintf(stderr, " Couldn't query device %s\n", c->devname);
@@ -183,44 +204,61 @@ static enum ibv_qp_type qp_type_for(enum pt_conn_type t)
 	return t == PT_CONN_UD ? IBV_QPT_UD : t == PT_CONN_UC ? IBV_QPT_UC : IBV_QPT_RC;
 }
 
+void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a)
+{
+	const struct pt_params *p = c->p;
+
+	memset(a, 0, sizeof(*a));
+	a->send_cq = c->send_cq;
+	a->recv_cq = c->recv_cq;
+	a->cap.max_send_wr = (uint32_t)c->tx_depth;
+	a->cap.max_recv_wr = (uint32_t)c->rx_depth;
+	a->cap.max_send_sge = 1;
+	a->cap.max_recv_sge = 1;
+	a->cap.max_inline_data = (uint32_t)c->inline_size;
+	a->qp_type = qp_type_for(p->conn.type);
+	a->comp_mask = IBV_QP_INIT_ATTR_PD;
+	a->pd = c->pd;
+	if (!p->traffic.use_old_post_send) {
+		a->comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a->send_ops_flags = send_ops_for(p->tool->verb);
+	}
+}
+
+void pt_qp_adopt(struct pt_ctx *c, int i, struct ibv_qp *qp)
+{
+	struct pt_qp *q = &c->qps[i];
+
+	q->qp = qp;
+	if (!c->p->traffic.use_old_post_send)
+		q->qpx = ibv_qp_to_qp_ex(qp);
+	q->psn = (uint32_t)lrand48() & 0xffffff;
+	q->remote_qkey = PT_QKEY;
+	q->send_buf = c->buf + (size_t)i * c->region;
+	q->recv_buf = c->buf + (size_t)(c->num_qps + i) * c->region;
+}
+
 static int qp_create(struct pt_ctx *c, int i)
 {
 	const struct pt_params *p = c->p;
-	struct pt_qp *q = &c->qps[i];
-	struct ibv_qp_init_attr_ex a = {
-		.send_cq = c->send_cq,
-		.recv_cq = c->recv_cq,
-		.cap = {
-			.max_send_wr = (uint32_t)c->tx_depth,
-			.max_recv_wr = (uint32_t)c->rx_depth,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-			.max_inline_data = (uint32_t)c->inline_size,
-		},
-		.qp_type = qp_type_for(p->conn.type),
-		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.pd = c->pd,
-	};
+	struct ibv_qp_init_attr_ex a;
 	struct ibv_qp_attr init = {
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
 		.port_num = (uint8_t)p->dev.ib_port,
 	};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	struct ibv_qp *qp;
 
-	if (!p->traffic.use_old_post_send) {
-		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = send_ops_for(p->tool->verb);
-	}
-	q->qp = ibv_create_qp_ex(c->verbs, &a);
-	if (!q->qp) {
+	pt_qp_init_attr(c, &a);
+	qp = ibv_create_qp_ex(c->verbs, &a);
+	if (!qp) {
 		fprintf(stderr, " Couldn't create QP %d: %s\n"
 			" Requested QP size might be too big. Try reducing TX depth and/or inline size.\n",
 			i, strerror(errno));
 		return -1;
 	}
-	if (!p->traffic.use_old_post_send)
-		q->qpx = ibv_qp_to_qp_ex(q->qp);
+	pt_qp_adopt(c, i, qp);
 	if (p->conn.type == PT_CONN_UD) {
 		init.qkey = PT_QKEY;
 		mask |= IBV_QP_QKEY;
@@ -230,13 +268,10 @@ static int qp_create(struct pt_ctx *c, int i)
 			init.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
-	if (ibv_modify_qp(q->qp, &init, mask)) {
+	if (ibv_modify_qp(qp, &init, mask)) {
 		fprintf(stderr, " Failed to modify QP %d to INIT: %s\n", i, strerror(errno));
 		return -1;
 	}
-	q->psn = (uint32_t)lrand48() & 0xffffff;
-	q->send_buf = c->buf + (size_t)i * c->region;
-	q->recv_buf = c->buf + (size_t)(c->num_qps + i) * c->region;
 	return 0;
 }
 
@@ -290,6 +325,9 @@ int pt_resources_create(struct pt_ctx *c)
 	if (!c->qps || !c->my_keys || !c->rem_keys)
 		return -1;
 	srand48((long)getpid() ^ (long)time(NULL));
+	/* -R: rdma_cm creates the QPs while it connects them (cm_qps.c) */
+	if (c->p->conn.rdma_cm_qps)
+		return pt_cm_qps_connect(c);
 	for (int i = 0; i < c->num_qps; i++)
 		if (qp_create(c, i))
 			return -1;
@@ -299,6 +337,7 @@ int pt_resources_create(struct pt_ctx *c)
 void pt_ctx_destroy(struct pt_ctx *c)
 {
 	pt_mcast_detach(c);
+	pt_cm_qps_destroy(c);   /* -R: its QPs and ids, before CQs and PD */
 	for (int i = 0; c->qps && i < c->num_qps; i++) {
 		if (c->qps[i].ah)
 			ibv_destroy_ah(c->qps[i].ah);
@@ -315,7 +354,9 @@ void pt_ctx_destroy(struct pt_ctx *c)
 		ibv_dereg_mr(c->mr);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
-	if (c->verbs)
+	if (c->cm_devices)
+		rdma_free_devices(c->cm_devices);   /* -R: c->verbs is rdma_cm's */
+	else if (c->verbs)
 		ibv_close_device(c->verbs);
 	free(c->buf);
 	free(c->qps);

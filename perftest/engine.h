@@ -25,6 +25,7 @@ struct pt_qp {
 	struct ibv_ah *ah;          /* UD senders */
 	uint32_t psn;
 	uint32_t remote_qpn;
+	uint32_t remote_qkey;       /* UD: PT_QKEY, or rdma_cm's with -R */
 	uint8_t *send_buf;          /* local region: what we send */
 	uint8_t *recv_buf;          /* peer-visible region: what we receive */
 	/* per run */
@@ -62,6 +63,9 @@ struct pt_ctx {
 
 	struct pt_oob oob;
 	bool use_gid;               /* key messages carry a GID (108 bytes) */
+	/* -R: rdma_cm's device list (c->verbs is one of them) and data ids */
+	struct ibv_context **cm_devices;
+	struct pt_cm_qps *cm_qps;
 
 	/* multicast */
 	bool mcast_attached;
@@ -85,6 +89,10 @@ extern volatile sig_atomic_t pt_interrupted;
 int pt_dev_open(struct pt_ctx *c, const struct pt_params *p);
 /* PD, buffer, MR, CQs and QPs in INIT, sized for c->max_size. */
 int pt_resources_create(struct pt_ctx *c);
+/* QP i's creation attributes (CQs, depths, type, post API) and, once a QP
+ * exists (ours or rdma_cm's), its place in the context. */
+void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a);
+void pt_qp_adopt(struct pt_ctx *c, int i, struct ibv_qp *qp);
 /* Tear everything down (safe on a partly built context). */
 void pt_ctx_destroy(struct pt_ctx *c);
 /* ibv_mtu enum -> bytes. */
@@ -99,6 +107,12 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send);
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
+
+/* cm_qps.c: -R, data QPs created and connected by rdma_cm (facts 2.2) -------------- */
+/* Barrier, connect every QP (server: listen and accept), UD address
+ * handshake, barrier. Called by pt_resources_create with -R. */
+int pt_cm_qps_connect(struct pt_ctx *c);
+void pt_cm_qps_destroy(struct pt_ctx *c);
 
 /* mcast.c -------------------------------------------------------------------------- */
 /* Receiver: attach QP 0 to the MGID (and join the IPv4 group on RoCE). */

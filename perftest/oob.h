@@ -10,6 +10,15 @@
 
 #define PT_OOB_DEF_TIMEOUT_MS 60000
 
+/* A message transport in place of the TCP socket (rdma_cm, -z; cm.c): each
+ * direction of an exchange is one message of exactly n bytes. deadline is
+ * in pt_now_ns() time, 0 for none. 0 or -errno, with the reason in why. */
+struct pt_oob_msg_ops {
+	int (*send)(void *t, const void *buf, size_t n, uint64_t deadline, char *why, size_t len);
+	int (*recv)(void *t, void *buf, size_t n, uint64_t deadline, char *why, size_t len);
+	void (*close)(void *t);
+};
+
 /* Errors are negative errno values: -ETIMEDOUT (peer silent), -ECONNRESET
  * (peer closed or reset), -EPROTO (malformed or incompatible message),
  * -EINVAL (bad argument), or the failing syscall's -errno. The text is in
@@ -22,6 +31,9 @@ struct pt_oob {
 	int connect_timeout_ms; /* accept wait / connect retry deadline */
 	const char *version;    /* announced string; WIRE_VERSION by default */
 	struct pt_peer_rules peer; /* valid after pt_oob_xchg_versions */
+	const struct pt_oob_msg_ops *msg; /* set: messages go there, not to fd */
+	void *msg_ctx;
+	int raw_keys;           /* key messages as raw structs (rdma_cm modes) */
 	char err[256];
 };
 
@@ -46,6 +58,10 @@ int pt_oob_accept(struct pt_oob *c);
  * connect_timeout_ms has passed (the server may not be listening yet). */
 int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family);
 void pt_oob_close(struct pt_oob *c);
+/* Carry the messages over ops/t from now on (t is closed by pt_oob_close);
+ * raw_keys: keys travel as raw structs (facts 2.1). */
+void pt_oob_use_msg(struct pt_oob *c, const struct pt_oob_msg_ops *ops, void *t,
+		    int is_server, int raw_keys);
 
 /* Send our n bytes and receive the peer's n, in role order. what names the
  * message in error texts ("version", "key message", ...). */
@@ -60,7 +76,8 @@ int pt_oob_xchg_sysdata(struct pt_oob *c, int32_t *page_size,
 			int32_t *cache_line);
 /* M (only if c->peer.mtu_xchg): in: local ibv_mtu enum, out: min. */
 int pt_oob_xchg_mtu(struct pt_oob *c, int *mtu);
-/* K: one key message, 108-byte GID form if use_gid else 59 bytes. */
+/* K: one key message, 108-byte GID form if use_gid else 59 bytes; with
+ * raw_keys the peer's raw struct (56 or 64 bytes, peer.cm_key_size). */
 int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 		    struct pt_key *theirs);
 /* K0: a key exchange used as a barrier; the peer's content is validated

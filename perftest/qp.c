@@ -18,6 +18,7 @@ void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 	k->psn = c->qps[i].psn;
 	k->rkey = c->mr->rkey;
 	k->vaddr = (uint64_t)(uintptr_t)c->qps[i].recv_buf;
+	k->gid_index = c->gid_index;
 	if (c->gid_index >= 0)
 		memcpy(k->gid, c->gid.raw, 16);
 }
@@ -85,6 +86,9 @@ static int to_rtr_rts(struct pt_ctx *c, int i, bool will_send)
 
 int pt_qps_connect(struct pt_ctx *c, bool will_send)
 {
+	/* -R: rdma_cm connected them, with the peer's QPN and AH (cm_qps.c) */
+	if (c->p->conn.rdma_cm_qps)
+		return 0;
 	for (int i = 0; i < c->num_qps; i++) {
 		if (to_rtr_rts(c, i, will_send))
 			return -1;
@@ -225,7 +229,7 @@ static int post_send_new(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 			       (inl ? IBV_SEND_INLINE : 0);
 		wr_build(c, qx, &t);
 		if (ud)
-			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, PT_QKEY);
+			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
 		if (inl)
 			ibv_wr_set_inline_data(qx, t.local, t.len);
 		else
@@ -285,7 +289,7 @@ static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 			if (c->p->conn.type == PT_CONN_UD) {
 				wr[j].wr.ud.ah = q->ah;
 				wr[j].wr.ud.remote_qpn = q->remote_qpn;
-				wr[j].wr.ud.remote_qkey = PT_QKEY;
+				wr[j].wr.ud.remote_qkey = q->remote_qkey;
 			} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_READ) {
 				wr[j].wr.rdma.remote_addr = t.raddr;
 				wr[j].wr.rdma.rkey = t.rkey;

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "report.h"
 #include "json.h"
+#include "cm.h"
 
 _Static_assert((int)PT_OUTPUT_BANDWIDTH == (int)PT_REPORT_BANDWIDTH &&
 	       (int)PT_OUTPUT_MESSAGE_RATE == (int)PT_REPORT_MSG_RATE &&
@@ -30,22 +31,27 @@ int pt_session_start(struct pt_ctx *c)
 	struct pt_oob *o = &c->oob;
 	int32_t page = c->page_size, line = c->cache_line;
 	int mtu = (int)c->mtu;
+	bool cm = p->conn.rdma_cm_oob;   /* -z (and -R): messages over rdma_cm */
 
 	pt_oob_set_timeout(o, p->oob.timeout_sec ? p->oob.timeout_sec * 1000 : -1);
 	if (p->oob.fake_version[0])
 		pt_oob_set_version(o, p->oob.fake_version);
 	if (p->oob.is_client) {
-		if (pt_oob_connect(o, p->oob.servername, p->oob.port, 0))
+		if (cm ? pt_cm_oob_connect(o, p->oob.servername, p->oob.port, o->connect_timeout_ms,
+					   p->dev.tos, o->err, sizeof(o->err))
+		       : pt_oob_connect(o, p->oob.servername, p->oob.port, 0))
 			return oob_fail(c, "Couldn't connect to the server");
 	} else {
-		if (pt_oob_listen(o, NULL, p->oob.port, 0))
+		if (cm ? pt_cm_oob_listen(o, p->oob.port, o->err, sizeof(o->err))
+		       : pt_oob_listen(o, NULL, p->oob.port, 0))
 			return oob_fail(c, "Couldn't listen");
 		if (full_output(c))
 			printf("\n************************************\n"
 			       "* Waiting for client to connect... *\n"
 			       "************************************\n");
 		fflush(stdout);
-		if (pt_oob_accept(o))
+		if (cm ? pt_cm_oob_accept(o, o->connect_timeout_ms, o->err, sizeof(o->err))
+		       : pt_oob_accept(o))
 			return oob_fail(c, "No client connected");
 	}
 	if (pt_oob_xchg_versions(o, p->oob.dont_xchg_versions)) {

@@ -81,6 +81,65 @@ static int take_char(const char **p, const char *end, char c)
 	return 0;
 }
 
+/* Offsets of the raw struct: 4-byte ints, vaddr 8-aligned, then (6.29) the
+ * tail-marker address, the GID, srqn and gid_index. */
+#define RAW_LID 0
+#define RAW_OUT_READS 4
+#define RAW_QPN 8
+#define RAW_PSN 12
+#define RAW_RKEY 16
+#define RAW_VADDR 24
+#define RAW_GID(l) ((l) == PT_CM_KEY_SIZE_629 ? 40 : 32)
+
+int pt_key_raw_encode(const struct pt_key *k, size_t layout, uint8_t *out)
+{
+	size_t g = RAW_GID(layout);
+
+	if (!k || !out || (layout != PT_CM_KEY_SIZE && layout != PT_CM_KEY_SIZE_629) ||
+	    k->qpn > 0xffffff || k->psn > 0xffffff)
+		return -1;
+	memset(out, 0, layout);
+	pt_be32_put(k->lid, out + RAW_LID);
+	pt_be32_put(k->out_reads, out + RAW_OUT_READS);
+	pt_be32_put(k->qpn, out + RAW_QPN);
+	pt_be32_put(k->psn, out + RAW_PSN);
+	pt_be32_put(k->rkey, out + RAW_RKEY);
+	pt_be64_put(k->vaddr, out + RAW_VADDR);
+	memcpy(out + g, k->gid, 16);
+	pt_be32_put(k->srqn, out + g + 16);
+	pt_be32_put((uint32_t)k->gid_index, out + g + 20);
+	return (int)layout;
+}
+
+int pt_key_raw_parse(const void *buf, size_t len, size_t layout, struct pt_key *k)
+{
+	const uint8_t *in = buf;
+	uint32_t lid, out_reads, qpn, psn;
+	size_t g = RAW_GID(layout);
+
+	if (!k)
+		return -1;
+	memset(k, 0, sizeof(*k));
+	if (!buf || len != layout || (layout != PT_CM_KEY_SIZE && layout != PT_CM_KEY_SIZE_629))
+		return -1;
+	lid = pt_be32_get(in + RAW_LID);
+	out_reads = pt_be32_get(in + RAW_OUT_READS);
+	qpn = pt_be32_get(in + RAW_QPN);
+	psn = pt_be32_get(in + RAW_PSN);
+	if (lid > 0xffff || out_reads > 0xffff || qpn > 0xffffff || psn > 0xffffff)
+		return -1;
+	k->lid = (uint16_t)lid;
+	k->out_reads = (uint16_t)out_reads;
+	k->qpn = qpn;
+	k->psn = psn;
+	k->rkey = pt_be32_get(in + RAW_RKEY);
+	k->vaddr = pt_be64_get(in + RAW_VADDR);
+	memcpy(k->gid, in + g, 16);
+	k->srqn = pt_be32_get(in + g + 16);
+	k->gid_index = (int32_t)pt_be32_get(in + g + 20);
+	return 0;
+}
+
 int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k)
 {
 	static const unsigned widths[] = { 4, 4, 6, 6, 8, 16 };
@@ -168,6 +227,7 @@ int pt_peer_rules_init(struct pt_peer_rules *r, const char *peer,
 		 * we trust the user and assume a modern compatible peer. S and
 		 * M are skipped, as upstream skips them in that mode. */
 		r->compatible = 1;
+		r->cm_key_size = atof(ours) >= 6.29 ? PT_CM_KEY_SIZE_629 : PT_CM_KEY_SIZE;
 		r->mtu_msg_size = 2;
 		r->iters_size = 8;
 		return 0;
@@ -186,6 +246,10 @@ int pt_peer_rules_init(struct pt_peer_rules *r, const char *peer,
 	r->iters_size = (double)f >= 5.33 ? 8 : 4;
 	r->sysdata = r->ver >= 5.32;
 	r->peer_is_628plus = r->ver >= 6.28;
+	/* A 6.29+ build sends and parses the 64-byte layout whoever its peer
+	 * is. We announce 6.06, so the peer decides; a test announcing 6.29
+	 * plays such a build. */
+	r->cm_key_size = r->ver >= 6.29 || atof(ours) >= 6.29 ? PT_CM_KEY_SIZE_629 : PT_CM_KEY_SIZE;
 	/* A 6.28 peer always negotiates; 6.29+ only if we announce >= 6.28. */
 	our_ver = atof(ours);
 	r->negotiate = r->peer_is_628plus &&

@@ -29,6 +29,7 @@ struct pt_key {
 	uint64_t vaddr;
 	uint8_t gid[16];  /* only carried in the GID form */
 	uint32_t srqn;
+	int32_t gid_index; /* only carried in the raw (rdma_cm) form */
 };
 
 /* Wire size of a key message: 108 with GID, 59 without. */
@@ -40,6 +41,19 @@ int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len);
  * terminated at the end and nowhere else, fixed-width hex fields with ':'
  * separators). Returns 0, or -1 leaving *k zeroed. */
 int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k);
+
+/* -z / -R: the key travels as the raw "pingpong_dest" struct in big-endian
+ * (facts 2.1): 56 bytes up to 6.28, 64 bytes from 6.29 (a tail-marker
+ * address after vaddr shifts the GID). Which one is the peer's choice. */
+#define PT_CM_KEY_SIZE 56
+#define PT_CM_KEY_SIZE_629 64
+#define PT_CM_KEY_MAX PT_CM_KEY_SIZE_629
+/* Write k in the layout of size layout (56 or 64) into out; returns
+ * layout, or -1 for another layout or a QPN/PSN over 24 bits. */
+int pt_key_raw_encode(const struct pt_key *k, size_t layout, uint8_t *out);
+/* Strict: len must equal layout; LID and outstanding reads fit 16 bits,
+ * QPN and PSN 24 bits. 0, or -1 leaving *k zeroed. */
+int pt_key_raw_parse(const void *buf, size_t len, size_t layout, struct pt_key *k);
 
 /* Version V: strncpy semantics into a zeroed 16-byte array. */
 void pt_version_encode(const char *ver, uint8_t out[PT_VERSION_LEN]);
@@ -62,6 +76,7 @@ struct pt_peer_rules {
 	size_t iters_size;    /* report iters: 8 iff (float)atof >= 5.33 */
 	int peer_is_628plus;  /* atof >= 6.28: a HEAD build would negotiate */
 	int negotiate;        /* the peer will send N to us (unsupported) */
+	size_t cm_key_size;   /* -z/-R raw key: 64 if either side >= 6.29, else 56 */
 	char why[192];        /* refusal message when !compatible */
 };
 

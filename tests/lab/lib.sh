@@ -22,11 +22,13 @@ lab_require() {
 	fi
 }
 
-# wait_listen NODE PORT: until something listens on TCP PORT on NODE (bounded).
+# wait_listen NODE PORT: until something listens on TCP PORT, or an rdma_cm
+# id (-z/-R servers) on PORT, on NODE (bounded).
 wait_listen() {
 	local i
 	for i in $(seq 40); do
-		"$LAB" exec "$1" --timeout 20 -- ss -Hltn "sport = :$2" 2>/dev/null | grep -q LISTEN && return 0
+		"$LAB" exec "$1" --timeout 20 -- sh -c "ss -Hltn 'sport = :$2'; rdma res show cm_id" 2>/dev/null |
+			grep -qE "LISTEN.*:$2( |\$)" && return 0
 		sleep 0.5
 	done
 	fail "nothing listens on port $2 on node $1"

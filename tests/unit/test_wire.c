@@ -232,6 +232,86 @@ static void test_key_mutations(void **state)
 	}
 }
 
+/* -z/-R raw keys: the exact byte layout of both struct generations (facts
+ * 2.1), round trips, and what a strict parser refuses. */
+static void test_key_raw_layouts(void **state)
+{
+	struct pt_key k = sample_gid_key(), back;
+	uint8_t b[PT_CM_KEY_MAX + 8];
+	static const uint8_t head[24] = {
+		0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x0a, 0xbc, 0, 0xfe, 0xdc, 0xba,
+		0, 0xc0, 0xff, 0xee, 0, 0, 0, 0,
+	};
+
+	(void)state;
+	k.srqn = 0x01020304;
+	k.gid_index = 3;
+	assert_int_equal(pt_key_raw_encode(&k, PT_CM_KEY_SIZE, b), 56);
+	assert_memory_equal(b, head, sizeof(head));
+	assert_memory_equal(b + 24, "\0\0\xff\xff\0\0\x10\0", 8);   /* vaddr BE */
+	assert_memory_equal(b + 32, k.gid, 16);
+	assert_memory_equal(b + 48, "\x01\x02\x03\x04\0\0\0\x03", 8); /* srqn, gid_index */
+	assert_int_equal(pt_key_raw_parse(b, 56, PT_CM_KEY_SIZE, &back), 0);
+	assert_key_equal(&k, &back);
+	assert_int_equal(back.gid_index, 3);
+
+	k.gid_index = -1;
+	assert_int_equal(pt_key_raw_encode(&k, PT_CM_KEY_SIZE_629, b), 64);
+	assert_memory_equal(b, head, sizeof(head));
+	assert_memory_equal(b + 32, "\0\0\0\0\0\0\0\0", 8);          /* tail markers */
+	assert_memory_equal(b + 40, k.gid, 16);
+	assert_memory_equal(b + 56, "\x01\x02\x03\x04\xff\xff\xff\xff", 8);
+	assert_int_equal(pt_key_raw_parse(b, 64, PT_CM_KEY_SIZE_629, &back), 0);
+	assert_key_equal(&k, &back);
+	assert_int_equal(back.gid_index, -1);
+	/* a 64-byte key read as the old layout is refused by length */
+	assert_int_equal(pt_key_raw_parse(b, 64, PT_CM_KEY_SIZE, &back), -1);
+	assert_int_equal(pt_key_raw_parse(b, 56, PT_CM_KEY_SIZE_629, &back), -1);
+	assert_int_equal(pt_key_raw_encode(&k, 60, b), -1);
+	k.qpn = 0x1000000;
+	assert_int_equal(pt_key_raw_encode(&k, PT_CM_KEY_SIZE, b), -1);
+}
+
+static void test_key_raw_rejects(void **state)
+{
+	struct pt_key k = sample_key(), back;
+	uint8_t good[PT_CM_KEY_SIZE], b[PT_CM_KEY_SIZE];
+	/* byte offsets of a field's top byte that push it past its width */
+	static const size_t over[] = { 1, 5, 8, 12 };  /* lid, out_reads, qpn, psn */
+
+	(void)state;
+	assert_int_equal(pt_key_raw_encode(&k, PT_CM_KEY_SIZE, good), 56);
+	for (size_t i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+		memcpy(b, good, sizeof(b));
+		b[over[i]] = 0x01;
+		assert_int_equal(pt_key_raw_parse(b, sizeof(b), PT_CM_KEY_SIZE, &back), -1);
+		assert_int_equal(back.qpn, 0);
+	}
+	assert_int_equal(pt_key_raw_parse(good, 55, PT_CM_KEY_SIZE, &back), -1);
+	assert_int_equal(pt_key_raw_parse(NULL, 56, PT_CM_KEY_SIZE, &back), -1);
+}
+
+static void test_peer_rules_cm_key_size(void **state)
+{
+	static const struct { const char *v; size_t size; } t[] = {
+		{ "5.70", 56 }, { "6.06", 56 }, { "6.27", 56 }, { "6.29", 64 }, { "7.0", 64 },
+	};
+	struct pt_peer_rules r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(pt_peer_rules_init(&r, t[i].v, "6.06"), 0);
+		assert_int_equal(r.cm_key_size, t[i].size);
+	}
+	assert_int_equal(pt_peer_rules_init(&r, NULL, "6.06"), 0);
+	assert_int_equal(r.cm_key_size, 56);
+	/* announcing 6.29 (a test playing a 6.29 build) takes its layout */
+	assert_int_equal(pt_peer_rules_init(&r, "6.06", "6.29"), 0);
+	assert_int_equal(r.cm_key_size, 64);
+	assert_int_equal(pt_peer_rules_init(&r, NULL, "6.29"), 0);
+	assert_int_equal(r.cm_key_size, 64);
+}
+
 static void test_version_codec(void **state)
 {
 	(void)state;
@@ -547,6 +627,9 @@ int main(void)
 		cmocka_unit_test(test_key_uppercase_accepted),
 		cmocka_unit_test(test_key_corrupt_rejected),
 		cmocka_unit_test(test_key_mutations),
+		cmocka_unit_test(test_key_raw_layouts),
+		cmocka_unit_test(test_key_raw_rejects),
+		cmocka_unit_test(test_peer_rules_cm_key_size),
 		cmocka_unit_test(test_version_codec),
 		cmocka_unit_test(test_peer_rules_table),
 		cmocka_unit_test(test_peer_rules_messages),
