@@ -124,6 +124,9 @@ void pt_mcast_detach(struct pt_ctx *c);
 /* session.c ------------------------------------------------------------------------ */
 /* Connect the OOB channel and run the preamble V, S1/S2, M (facts 1.5). */
 int pt_session_start(struct pt_ctx *c);
+/* N with a 6.28+ peer (after the UD size clamp): every term must match;
+ * a mismatch is named with both values. No-op with other peers. */
+int pt_session_negotiate(struct pt_ctx *c);
 /* One key exchange per QP: fill my_keys, receive rem_keys. */
 int pt_session_xchg_keys(struct pt_ctx *c, bool print);
 int pt_session_barrier(struct pt_ctx *c);

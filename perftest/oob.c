@@ -518,6 +518,45 @@ int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine)
 	return xchg_key(c, use_gid, mine, &dropped, "barrier");
 }
 
+/* How long a server waits for the last 8 bytes of a 320-byte block after
+ * the first 312: the peer wrote them at once, and a 312-byte peer sends
+ * nothing more until it hears from us. */
+#define NEG_TAIL_WAIT_MS 500
+
+int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
+			  struct pt_negotiate *theirs)
+{
+	static const char what[] = "parameter negotiation block";
+	uint8_t out[PT_NEG_SIZE_MLX5DV], in[PT_NEG_SIZE_MLX5DV];
+	size_t n = PT_NEG_SIZE_MLX5DV;
+	int r;
+
+	if (c->is_server && !c->msg && c->fd >= 0) {
+		r = xfer(c, 0, in, PT_NEG_SIZE, what);
+		if (r)
+			return r;
+		if (wait_fd(c->fd, POLLIN, deadline_of(NEG_TAIL_WAIT_MS)) > 0) {
+			r = xfer(c, 0, in + PT_NEG_SIZE, n - PT_NEG_SIZE, what);
+			if (r)
+				return r;
+		} else {
+			n = PT_NEG_SIZE;
+		}
+		if (pt_neg_encode(mine, n, out) < 0)
+			return fail(c, EINVAL, "cannot encode our %s", what);
+		r = xfer(c, 1, out, n, what);
+	} else {
+		if (pt_neg_encode(mine, n, out) < 0)
+			return fail(c, EINVAL, "cannot encode our %s", what);
+		r = pt_oob_exchange(c, out, in, n, what);
+	}
+	if (r)
+		return r;
+	if (pt_neg_parse(in, n, theirs))
+		return fail(c, EPROTO, "peer sent an invalid %zu-byte %s (a value out of range)", n, what);
+	return 0;
+}
+
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			  struct pt_bw_report *theirs)
 {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "wire.h"
+#include "negotiate.h"
 
 #define PT_OOB_DEF_TIMEOUT_MS 60000
 
@@ -83,6 +84,11 @@ int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 /* K0: a key exchange used as a barrier; the peer's content is validated
  * and dropped. mine may be NULL (an all-zero key is sent). */
 int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
+/* N (6.28+ peers, only if c->peer.negotiate): our block in its 320-byte
+ * form; a TCP server answers a 312-byte block (a build without mlx5dv) in
+ * kind. The peer's block is parsed strictly, not compared. */
+int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
+			  struct pt_negotiate *theirs);
 /* R: five exchanges (size, iters, peak, avg, msg rate); a peer's figures
  * that pt_bw_report_check() refuses give -EPROTO. */
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,

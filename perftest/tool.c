@@ -95,6 +95,8 @@ int pt_tool_prepare(struct pt_ctx *c)
 		if (c->size > mtu)
 			c->size = mtu;
 	}
+	if (!p->mcast.connectionless && pt_session_negotiate(c))
+		return -1;
 	return pt_resources_create(c);
 }
 
