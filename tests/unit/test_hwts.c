@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "engine.h"
 #include "hooks.h"
 #include "hwts.h"
 #include "wrtrace.h"
@@ -338,6 +339,48 @@ static void test_cqx_start_error(void **state)
 	assert_int_equal(wc[0].wr_id, 1);
 }
 
+/* The tools' poll path (engine.h pt_poll_cq, hwts_cq.c): with hwts on, the
+ * send CQ is read through the ex API, each completion gets its NIC time,
+ * and the NIC clock is re-sampled once its period is up. */
+static void test_engine_poll(void **state)
+{
+	static struct pt_ctx c;   /* large: not on the stack */
+	struct mock_cq ms, mr;
+	struct pt_hwclock clk;
+	struct ibv_wc wc[4];
+	uint64_t hw[4];
+	int fail = 0;
+	unsigned before;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	mock_init(&ms, true);
+	mock_init(&mr, true);
+	assert_int_equal(pt_hwclock_init(&clk, 1000000000, UINT64_MAX, fake_read, &fail), 0);
+	c.hwts = true;
+	c.hwclock = &clk;
+	c.send_cqx = (struct pt_cqx){ .cq = &ms.ex, .clk = &clk };
+	c.recv_cqx = (struct pt_cqx){ .cq = &mr.ex, .clk = &clk };
+	add(&ms, 7, 5000, IBV_WC_SUCCESS);
+	add(&mr, 8, 6000, IBV_WC_SUCCESS);
+	before = clk.nsamples;
+	clk.next_sample_ns = UINT64_MAX;    /* not yet due */
+	assert_int_equal(pt_poll_cq(&c, false, 4, wc, hw), 1);
+	assert_int_equal(wc[0].wr_id, 7);
+	assert_int_equal(hw[0], 5000);      /* 1 GHz: ticks are ns */
+	assert_ptr_equal(pt_hw_ns(&c, hw, 0), &hw[0]);
+	assert_int_equal(clk.nsamples, before);
+	clk.next_sample_ns = 0;             /* due: the next poll samples */
+	assert_int_equal(pt_poll_cq(&c, true, 4, wc, hw), 1);
+	assert_int_equal(wc[0].wr_id, 8);
+	assert_int_equal(hw[0], 6000);
+	assert_int_equal(clk.nsamples, before + 1);
+	assert_int_equal(ms.starts, 1);
+	assert_int_equal(mr.starts, 1);
+	c.hwts = false;
+	assert_null(pt_hw_ns(&c, hw, 0));
+}
+
 /* Mock CQ -> poller -> hooks -> built-in recorder -> CSV: the split. */
 static void test_split_end_to_end(void **state)
 {
@@ -416,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_hwclock_sampling),
 		cmocka_unit_test(test_cqx_poll_batches),
 		cmocka_unit_test(test_cqx_start_error),
+		cmocka_unit_test(test_engine_poll),
 		cmocka_unit_test(test_split_end_to_end),
 	};
 	return cmocka_run_group_tests_name("hwts", tests, NULL, NULL);
