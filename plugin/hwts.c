@@ -220,7 +220,8 @@ int pt_cqx_poll(struct pt_cqx *p, int n, struct ibv_wc *wc, uint64_t *hw_ns)
 	for (;;) {
 		read_wc(p->cq, &wc[k]);
 		if (ts)
-			hw_ns[k] = pt_hwclock_ns(p->clk, ibv_wc_read_completion_ts(p->cq));
+			hw_ns[k] = pt_hwclock_ns(p->clk, p->read_ts ? p->read_ts(p->cq)
+								: ibv_wc_read_completion_ts(p->cq));
 		if (++k == n)
 			break;
 		rc = ibv_next_poll(p->cq);

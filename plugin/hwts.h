@@ -85,6 +85,9 @@ static inline int pt_hwclock_tick(struct pt_hwclock *c, uint64_t now_ns)
 struct pt_cqx {
 	struct ibv_cq_ex *cq;
 	struct pt_hwclock *clk;     /* NULL: do not read timestamps */
+	/* NULL: the CQ's own read_completion_ts. Else the provider's, kept
+	 * aside (LD_PRELOAD mode hides it from a program that did not ask). */
+	uint64_t (*read_ts)(struct ibv_cq_ex *cq);
 };
 
 /* ibv_create_cq_ex with the standard fields and, when ts, the completion
