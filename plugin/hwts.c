@@ -157,12 +157,17 @@ int pt_hwclock_sample(struct pt_hwclock *c)
 	/* oldest first, so the reference is the oldest sample kept */
 	{
 		struct pt_clock_sample ordered[PT_HWCLOCK_SAMPLES];
+		struct pt_plugin_clock_fit fit;
 		unsigned first = c->nsamples < PT_HWCLOCK_SAMPLES ? 0 : c->next;
 
 		for (unsigned i = 0; i < c->nsamples; i++)
 			ordered[i] = c->samples[(first + i) % PT_HWCLOCK_SAMPLES];
-		if (pt_clock_fit_compute(ordered, c->nsamples, &c->fit))
+		/* a clock that did not move: keep the last good fit, say so */
+		if (pt_clock_fit_compute(ordered, c->nsamples, &fit)) {
+			c->last_error = -EDOM;
 			return -EDOM;
+		}
+		c->fit = fit;
 	}
 	return 0;
 }

@@ -121,6 +121,13 @@ static int fake_read(void *arg, uint64_t *ticks)
 	return 0;
 }
 
+static int frozen_read(void *arg, uint64_t *ticks)
+{
+	(void)arg;
+	*ticks = 424242;
+	return 0;
+}
+
 static void test_hwclock_sampling(void **state)
 {
 	struct timespec gap = { 0, 3000000 };
@@ -149,6 +156,10 @@ static void test_hwclock_sampling(void **state)
 	assert_int_equal(pt_hwclock_sample(&c), -EOPNOTSUPP);
 	assert_int_equal(c.last_error, -EOPNOTSUPP);
 	assert_int_equal(pt_hwclock_init(&c, 1000000000, UINT64_MAX, fake_read, &fail), -EOPNOTSUPP);
+	/* a NIC clock that does not move: no fit (not a slope of 0) */
+	assert_int_equal(pt_hwclock_init(&c, 1000000000, UINT64_MAX, frozen_read, NULL), -EDOM);
+	assert_int_equal(c.fit.samples, 1);
+	assert_true(c.fit.slope == 1.0);
 }
 
 
