@@ -658,6 +658,33 @@ static void test_hwts_untouched(void **unused)
 	wrt_trace_free(&t);
 }
 
+/* :nohwts is ours, anywhere among the recorder's options; a typo is refused
+ * with the options of both. */
+static void test_nohwts_option(void **unused)
+{
+	char path[] = "/tmp/test_preload_opt.XXXXXX", spec[128];
+	int fd = mkstemp(path);
+
+	(void)unused;
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(spec, sizeof(spec), "%s:max=7:nohwts:quiet", path);
+	assert_int_equal(wrp_setup(spec), 0);
+	assert_true(wrp.no_hwts);
+	wrp_teardown();
+	snprintf(spec, sizeof(spec), "%s:quiet", path);
+	assert_int_equal(wrp_setup(spec), 0);
+	assert_false(wrp.no_hwts);
+	wrp_teardown();
+	snprintf(spec, sizeof(spec), "%s:nohwt", path);
+	cap_start();
+	assert_int_equal(wrp_setup(spec), -1);
+	cap_end();
+	assert_non_null(strstr(captured, "unknown option 'nohwt'"));
+	assert_non_null(strstr(captured, "(and here nohwts)"));
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_hwts_fallback),
 		cmocka_unit_test(test_hwts_app_cq_ex),
 		cmocka_unit_test(test_hwts_untouched),
+		cmocka_unit_test(test_nohwts_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
