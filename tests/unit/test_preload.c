@@ -84,10 +84,34 @@ static void post_new_api(struct ibv_qp_ex *q, uint64_t id, bool sig)
 	ibv_wr_set_sge(q, 1, 0x1000, 100);
 }
 
+static void temp_file(char *path_template)
+{
+	int fd = mkstemp(path_template);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* The mock context as a provider leaves it after open: ctx->ops and create_qp_ex. */
+static struct ibv_context *mock_ctx(const char *name)
+{
+	struct ibv_context *ctx = &vctx.context;
+
+	strcpy(dev.name, name);
+	vctx.sz = sizeof(vctx);
+	vctx.create_qp_ex = m_create_qp_ex;
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->device = &dev;
+	ctx->ops.post_send = m_post_send;
+	ctx->ops.post_recv = m_post_recv;
+	ctx->ops.poll_cq = m_poll_cq;
+	return ctx;
+}
+
 static void test_mock_context(void **unused)
 {
 	char path[] = "/tmp/test_preload.XXXXXX", spec[64];
-	struct ibv_context *ctx = &vctx.context;
+	struct ibv_context *ctx = mock_ctx("mock0");
 	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_RC, .comp_mask = IBV_QP_INIT_ATTR_PD |
 					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .cap = { 128, 512, 1, 1, 0 } };
 	struct ibv_send_wr old[5], *bad;
@@ -100,21 +124,10 @@ static void test_mock_context(void **unused)
 	const struct wrt_rec *r;
 	const struct wrt_meta *m;
 	uint64_t n, own = 0, sends = 0, recvs = 0;
-	int fd = mkstemp(path);
 
 	(void)unused;
-	assert_true(fd >= 0);
-	close(fd);
+	temp_file(path);
 	snprintf(spec, sizeof(spec), "%s:quiet", path);
-	strcpy(dev.name, "mock0");
-	vctx.sz = sizeof(vctx);
-	vctx.create_qp_ex = m_create_qp_ex;
-	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
-	ctx->device = &dev;
-	ctx->ops.post_send = m_post_send;
-	ctx->ops.post_recv = m_post_recv;
-	ctx->ops.poll_cq = m_poll_cq;
-
 	assert_int_equal(wrp_setup(spec), 0);
 	assert_int_equal(wrp_attach_context(ctx), 0);
 	assert_ptr_not_equal(ctx->ops.post_send, m_post_send);
@@ -298,28 +311,19 @@ static const char *cap_end(void)
  * path plus opts; the context is attached with its stderr kept in captured. */
 static struct ibv_context *hw_ctx(const char *name, uint64_t mask, char *path, const char *opts)
 {
-	struct ibv_context *ctx = &vctx.context;
+	struct ibv_context *ctx;
 	char spec[128];
-	int fd = mkstemp(path);
 
-	assert_true(fd >= 0);
-	close(fd);
+	temp_file(path);
 	memset(&wrp, 0, sizeof(wrp));
 	memset(&vctx, 0, sizeof(vctx));
 	memset(mcq, 0, sizeof(mcq));
 	nqueued = ncq_ex = ncq_plain = fail_ts = destroys = ex_calls = 0;
 	dev_mask = mask;
-	strcpy(dev.name, name);
-	vctx.sz = sizeof(vctx);
-	vctx.create_qp_ex = m_create_qp_ex;
+	ctx = mock_ctx(name);
 	vctx.create_cq_ex = m_create_cq_ex;
 	vctx.query_device_ex = m_query_device_ex;
 	vctx.query_rt_values = m_query_rt_values;
-	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
-	ctx->device = &dev;
-	ctx->ops.post_send = m_post_send;
-	ctx->ops.post_recv = m_post_recv;
-	ctx->ops.poll_cq = m_poll_cq;
 	snprintf(spec, sizeof(spec), "%s:quiet%s", path, opts);
 	assert_int_equal(wrp_setup(spec), 0);
 	cap_start();
@@ -663,11 +667,9 @@ static void test_hwts_untouched(void **unused)
 static void test_nohwts_option(void **unused)
 {
 	char path[] = "/tmp/test_preload_opt.XXXXXX", spec[128];
-	int fd = mkstemp(path);
 
 	(void)unused;
-	assert_true(fd >= 0);
-	close(fd);
+	temp_file(path);
 	snprintf(spec, sizeof(spec), "%s:max=7:nohwts:quiet", path);
 	assert_int_equal(wrp_setup(spec), 0);
 	assert_true(wrp.no_hwts);
