@@ -105,6 +105,7 @@ struct wrp_state {
 	struct wrp_ctx ctxs[WRP_CTXS];
 	struct wrp_cq cqs[WRP_CQS];
 	struct wrp_cq *last_cq;
+	uint32_t cqs_hi;            /* entries at or above are free */
 	bool no_hwts;               /* WRTRACE_OUT had :nohwts */
 	uint64_t cqs_over;          /* CQs beyond WRP_CQS: software times */
 	uint64_t opened;            /* contexts opened through us */

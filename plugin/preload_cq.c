@@ -40,7 +40,7 @@ static struct wrp_cq *cq_find(const struct ibv_cq *cq)
 
 	if (__builtin_expect(q != NULL && q->cq && ibv_cq_ex_to_cq(q->cq) == cq, 1))
 		return q;
-	for (int i = 0; i < WRP_CQS; i++)
+	for (uint32_t i = 0; i < wrp.cqs_hi; i++)
 		if (wrp.cqs[i].cq && ibv_cq_ex_to_cq(wrp.cqs[i].cq) == cq)
 			return wrp.last_cq = &wrp.cqs[i];
 	return NULL;
@@ -49,9 +49,12 @@ static struct wrp_cq *cq_find(const struct ibv_cq *cq)
 /* A free entry, or NULL (said once: that CQ keeps software times). */
 static struct wrp_cq *cq_free(void)
 {
-	for (int i = 0; i < WRP_CQS; i++)
-		if (!wrp.cqs[i].cq)
+	for (uint32_t i = 0; i < WRP_CQS; i++)
+		if (!wrp.cqs[i].cq) {
+			if (i >= wrp.cqs_hi)
+				wrp.cqs_hi = i + 1; /* bounds the poll path's search */
 			return &wrp.cqs[i];
+		}
 	if (!wrp.cqs_over++)
 		fprintf(stderr, "wrtrace: more than %d CQs with timestamps: later CQs get software "
 			"times only\n", WRP_CQS);
