@@ -4,6 +4,7 @@
  * every wait is bounded and short reads/writes are completed. */
 #ifndef PT_OOB_H
 #define PT_OOB_H
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "wire.h"
@@ -34,6 +35,9 @@ int pt_oob_keepalive(struct pt_oob *c, int idle_s);
 /* Announce another version (tests fake old/new peers with this). */
 void pt_oob_set_version(struct pt_oob *c, const char *version);
 const char *pt_oob_strerror(const struct pt_oob *c);
+/* Every wait ends with -EINTR once *flag is non-zero (a signal handler sets
+ * it): SIGINT stops a tool blocked on its peer. NULL: signals are ignored. */
+void pt_oob_set_stop_flag(const volatile sig_atomic_t *flag);
 
 /* Server: bind (host NULL = any address; port 0 = ephemeral) and listen.
  * family is AF_INET, AF_INET6 or AF_UNSPEC. */

@@ -23,6 +23,7 @@ static void catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	pt_oob_set_stop_flag(&pt_interrupted);  /* out-of-band waits end too */
 }
 
 /* Checks that need the device but no peer: fail before any traffic. */
