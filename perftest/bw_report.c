@@ -3,6 +3,7 @@
  * the report exchange (facts 1.7), and --run_infinitely's periodic rows. */
 #include <stdio.h>
 #include "engine.h"
+#include "fault.h"
 #include "tool.h"
 
 int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
@@ -42,6 +43,7 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	}
 	/* -b: both sides swap their numbers and print the sum (facts 1.7). */
 	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
+	PT_TEST_STOP(PT_STAGE_REPORT);
 	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
 		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->oob));
 		return -1;

@@ -99,6 +99,9 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send);
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
+/* A completion's wr_id: the QP index and the WR's sequence on that QP. */
+int pt_wrid_qp(uint64_t wr_id);
+uint64_t pt_wrid_index(uint64_t wr_id);
 
 /* mcast.c -------------------------------------------------------------------------- */
 /* Receiver: attach QP 0 to the MGID (and join the IPv4 group on RoCE). */

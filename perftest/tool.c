@@ -5,6 +5,7 @@
 #include "mgid.h"
 #include "options.h"
 #include "tool.h"
+#include "fault.h"
 #include "hooks.h"
 
 volatile sig_atomic_t pt_interrupted;
@@ -105,7 +106,7 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	static struct pt_ctx ctx;
 	int rc;
 
-	if (pt_parse_args(tool, argc, argv, &params))
+	if (pt_parse_args(tool, argc, argv, &params) || pt_test_stop_init())
 		return PT_EXIT_FAIL;
 	if (pt_trace_load(&params)) {
 		pt_hooks_unload_all();
