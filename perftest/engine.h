@@ -137,6 +137,7 @@ struct pt_bw_meas {
 	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	pt_bw_period_fn on_period;  /* set by the caller before the run */
+	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */
 };
 /* trace.c: plugins and --trace (plugin/hooks.h) ----------------------------------- */
 /* Load PERFTEST_PLUGIN, --trace and --plugin; 0 or -1 (message printed). */
@@ -160,6 +161,7 @@ struct pt_lat_meas {
 	uint64_t n;                 /* stamps taken */
 	uint64_t iters;             /* duration mode: round trips inside the window */
 	uint64_t elapsed_ns;        /* duration mode: the window */
+	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
 };
 int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m);
 int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m);

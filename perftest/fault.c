@@ -93,6 +93,18 @@ void pt_say_peer_gone(const char *fmt, ...)
 		what);
 }
 
+void pt_say_partial(const struct pt_ctx *c, uint64_t done, uint64_t want, uint64_t elapsed_ns,
+		    const char *unit)
+{
+	if (c->p->traffic.test_type == PT_TEST_DURATION)
+		printf(" Partial results: interrupted by signal %d, %llu %s in %.3f s of the"
+		       " measured window\n", (int)pt_interrupted, (unsigned long long)done, unit,
+		       (double)elapsed_ns / 1e9);
+	else
+		printf(" Partial results: interrupted by signal %d after %llu of %llu %s\n",
+		       (int)pt_interrupted, (unsigned long long)done, (unsigned long long)want, unit);
+}
+
 /* A flushed WR only says its QP was already in error: find the completion
  * that put it there, still queued on one of the CQs (each is in order). */
 static void flush_cause(const struct pt_ctx *c)

@@ -56,6 +56,11 @@ enum pt_run_state pt_run_idle(const struct pt_ctx *c, uint64_t now, uint64_t las
  * status text, and whether the peer has gone. Returns -1. */
 int pt_wc_error(const struct pt_ctx *c, const struct ibv_wc *wc, const char *side, bool recv,
 		int qp, uint64_t seq);
+/* SIGINT: the line above a partial row, on stdout next to the table: how
+ * far the run got (done of want, or in duration mode done in elapsed_ns of
+ * the window); unit is "messages" or "iterations". */
+void pt_say_partial(const struct pt_ctx *c, uint64_t done, uint64_t want, uint64_t elapsed_ns,
+		    const char *unit);
 /* The line every loop prints when the peer went away mid-run; fmt says how
  * far the run got. */
 void pt_say_peer_gone(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

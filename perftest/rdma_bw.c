@@ -22,6 +22,8 @@ static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last
 	rc = pt_run_bw_send(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, !duplex, duplex, last);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
 	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);

@@ -5,7 +5,8 @@
  * complete inside [margin, duration - margin]. Every wait is bounded: no
  * progress for the OOB timeout ends the run with an error, and so does the
  * peer's out-of-band connection closing (it died: on rxe an RC sender would
- * otherwise retry forever, as retry_cnt 7 means "no limit" there). */
+ * otherwise retry forever, as retry_cnt 7 means "no limit" there). SIGINT
+ * ends the run with what was measured so far (m->interrupted). */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,15 @@ static int stalled(const struct pt_ctx *c, const struct window *w, uint64_t now,
 	}
 }
 
+/* SIGINT: the time the messages counted so far took (from: the start of
+ * an iteration run). */
+static uint64_t partial_ns(const struct window *w, uint64_t from, uint64_t now)
+{
+	if (w->duration)
+		return now > w->t_sample ? (now < w->t_stop ? now : w->t_stop) - w->t_sample : 0;
+	return now > from ? now - from : 0;
+}
+
 /* Post on every QP as far as its window allows. */
 static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, uint64_t *posted_total)
 {
@@ -258,10 +268,18 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 			return -1;
 		if (n == 0 && c->channel && wait_event(c, &w, c->send_cq, NULL))
 			return -1;
-		if (w.infinite && (pt_interrupted || sender_done(c, &w, now)))
+		if (pt_interrupted) {
+			m->interrupted = !w.infinite;
 			break;
-		if (pt_interrupted || stalled(c, &w, now, "send completion", done, want))
+		}
+		if (w.infinite && sender_done(c, &w, now))
+			break;
+		if (stalled(c, &w, now, "send completion", done, want))
 			return -1;
+	}
+	if (m->interrupted) {
+		m->elapsed_ns = partial_ns(&w, w.t_start, now);
+		return -1;
 	}
 	m->elapsed_ns = w.duration ? w.t_stop - w.t_sample : now - w.t_start;
 	if (m->tposted)
@@ -349,8 +367,10 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 			return -1;
 		if (n == 0 && c->channel && wait_event(c, &w, c->recv_cq, NULL))
 			return -1;
-		if (w.infinite && pt_interrupted)
+		if (pt_interrupted) {
+			m->interrupted = !w.infinite;
 			break;
+		}
 		if (got && sender_done(c, &w, now)) {
 			if (w.infinite)
 				break;
@@ -360,8 +380,12 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 				(unsigned long long)got);
 			break;
 		}
-		if (pt_interrupted || stalled(c, &w, now, "message received", got, want))
+		if (stalled(c, &w, now, "message received", got, want))
 			return -1;
+	}
+	if (m->interrupted) {
+		m->elapsed_ns = partial_ns(&w, t_first, t_last);
+		return -1;
 	}
 	/* Up to the end of the last batch: never 0, even when one poll returned
 	 * every message. */
@@ -401,10 +425,18 @@ int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 			return -1;
 		if (ns + nr == 0 && c->channel && wait_event(c, &w, c->send_cq, c->recv_cq))
 			return -1;
-		if (w.infinite && (pt_interrupted || sender_done(c, &w, now)))
+		if (pt_interrupted) {
+			m->interrupted = !w.infinite;
 			break;
-		if (pt_interrupted || stalled(c, &w, now, "completion", done + got, 2 * want))
+		}
+		if (w.infinite && sender_done(c, &w, now))
+			break;
+		if (stalled(c, &w, now, "completion", done + got, 2 * want))
 			return -1;
+	}
+	if (m->interrupted) {
+		m->elapsed_ns = partial_ns(&w, w.t_start, now);
+		return -1;
 	}
 	m->elapsed_ns = w.duration ? w.t_stop - w.t_sample : now - w.t_start;
 	return 0;

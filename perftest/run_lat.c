@@ -8,7 +8,8 @@
  * Iteration i's post time is stamped; samples are the differences of
  * consecutive stamps (one round trip each). Duration mode counts the round
  * trips inside the window instead. Every wait is bounded, and ends early
- * when the peer's out-of-band connection closes (see run_bw.c). */
+ * when the peer's out-of-band connection closes (see run_bw.c). SIGINT ends
+ * the run with the samples taken so far (m->interrupted). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,12 +71,19 @@ static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
 	return 0;
 }
 
-/* A wait that lat_waiting() ended: -1 for an interruption, the peer gone
- * or a stall; 0 when the duration is over (a normal end). */
-static int wait_ended(const struct lat_run *r, uint64_t now)
+/* A wait that lat_waiting() ended: -1 for an interruption (what was
+ * measured so far is kept), the peer gone or a stall; 0 when the duration
+ * is over (a normal end). */
+static int wait_ended(struct lat_run *r, uint64_t now)
 {
-	(void)now;
-	return pt_interrupted || r->failed ? -1 : 0;
+	if (pt_interrupted) {
+		r->m->interrupted = true;
+		if (r->duration)
+			r->m->elapsed_ns = r->started && now > r->t_sample ?
+				(now < r->t_stop ? now : r->t_stop) - r->t_sample : 0;
+		return -1;
+	}
+	return r->failed ? -1 : 0;
 }
 
 /* false once the run must stop: duration over, interrupted, the peer gone

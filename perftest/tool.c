@@ -124,6 +124,8 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	ctx.inline_size = pt_inline_default(&params, false);
 	ctx.out_reads = out_reads(&ctx);
 	rc = flow(&ctx);
+	if (rc && pt_interrupted && ctx.json)   /* the flow stopped before writing it */
+		fprintf(stderr, " %s not written: the run was interrupted\n", params.report.out_json_file);
 	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */
 	pt_hooks_unload_all();  /* plugins finish their files */
 	if (pt_interrupted) {
