@@ -115,6 +115,9 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send);
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
+/* A completion's wr_id: the QP index and the WR's sequence on that QP. */
+int pt_wrid_qp(uint64_t wr_id);
+uint64_t pt_wrid_index(uint64_t wr_id);
 
 /* cm_qps.c: -R, data QPs created and connected by rdma_cm (facts 2.2) -------------- */
 /* Barrier, connect every QP (server: listen and accept), UD address
@@ -180,6 +183,7 @@ struct pt_bw_meas {
 	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	pt_bw_period_fn on_period;  /* set by the caller before the run */
+	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */
 };
 /* trace.c: plugins and --trace (plugin/hooks.h) ----------------------------------- */
 /* Load PERFTEST_PLUGIN, --trace and --plugin; 0 or -1 (message printed). */
@@ -203,6 +207,7 @@ struct pt_lat_meas {
 	uint64_t n;                 /* stamps taken */
 	uint64_t iters;             /* duration mode: round trips inside the window */
 	uint64_t elapsed_ns;        /* duration mode: the window */
+	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
 };
 int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m);
 int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m);

@@ -4,6 +4,7 @@
  * every wait is bounded and short reads/writes are completed. */
 #ifndef PT_OOB_H
 #define PT_OOB_H
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "wire.h"
@@ -18,6 +19,8 @@ struct pt_oob_msg_ops {
 	int (*send)(void *t, const void *buf, size_t n, uint64_t deadline, char *why, size_t len);
 	int (*recv)(void *t, void *buf, size_t n, uint64_t deadline, char *why, size_t len);
 	void (*close)(void *t);
+	/* 1 once the peer has disconnected; never blocks, consumes no message */
+	int (*peer_gone)(void *t);
 };
 
 /* Errors are negative errno values: -ETIMEDOUT (peer silent), -ECONNRESET
@@ -47,6 +50,9 @@ int pt_oob_keepalive(struct pt_oob *c, int idle_s);
 /* Announce another version (tests fake old/new peers with this). */
 void pt_oob_set_version(struct pt_oob *c, const char *version);
 const char *pt_oob_strerror(const struct pt_oob *c);
+/* Every wait ends with -EINTR once *flag is non-zero (a signal handler sets
+ * it): SIGINT stops a tool blocked on its peer. NULL: signals are ignored. */
+void pt_oob_set_stop_flag(const volatile sig_atomic_t *flag);
 
 /* Server: bind (host NULL = any address; port 0 = ephemeral) and listen.
  * family is AF_INET, AF_INET6 or AF_UNSPEC. */

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "json.h"
 #include "cm.h"
+#include "fault.h"
 
 _Static_assert((int)PT_OUTPUT_BANDWIDTH == (int)PT_REPORT_BANDWIDTH &&
 	       (int)PT_OUTPUT_MESSAGE_RATE == (int)PT_REPORT_MSG_RATE &&
@@ -55,6 +56,7 @@ int pt_session_start(struct pt_ctx *c)
 		       : pt_oob_accept(o))
 			return oob_fail(c, "No client connected");
 	}
+	PT_TEST_STOP(PT_STAGE_VERSION);
 	if (pt_oob_xchg_versions(o, p->oob.dont_xchg_versions)) {
 		if (o->peer.why[0])
 			fprintf(stderr, " %s\n", o->peer.why);
@@ -187,6 +189,7 @@ int pt_session_xchg_keys(struct pt_ctx *c, bool print)
 		my_key(c, i);
 	if (print)
 		pt_session_print_keys(c, false);
+	PT_TEST_STOP(PT_STAGE_KEYS);
 	for (int i = 0; i < c->num_qps; i++) {
 		if (pt_oob_xchg_key(&c->oob, c->use_gid, &c->my_keys[i], &c->rem_keys[i]))
 			return oob_fail(c, "Failed to exchange data between server and clients");
@@ -216,11 +219,14 @@ int pt_session_wait_peer_run(struct pt_ctx *c)
 {
 	int saved = c->oob.timeout_ms, rc;
 
+	PT_TEST_STOP(PT_STAGE_RUN);
 	pt_oob_keepalive(&c->oob, 10);
 	c->oob.timeout_ms = -1;
-	rc = pt_session_barrier(c);
+	rc = pt_oob_barrier(&c->oob, c->use_gid, &c->my_keys[0]);
 	c->oob.timeout_ms = saved;
-	return rc;
+	if (rc == -ECONNRESET || rc == -EPIPE || rc == -ETIMEDOUT)
+		return oob_fail(c, "The peer went away during the run");
+	return rc ? oob_fail(c, "Barrier with the peer failed") : 0;
 }
 
 static const char *verb_name(enum pt_verb v)

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -655,6 +656,54 @@ static void test_invalid_report_refused(void **state)
 	assert_true(s.rep.bw_avg == 1.5);
 }
 
+/* SIGINT during an out-of-band wait: the flag set by the handler ends the
+ * wait with -EINTR (at once if already set, else within a poll slice). */
+static volatile sig_atomic_t flag;
+
+static void *set_flag_later(void *arg)
+{
+	(void)arg;
+	usleep(150000);
+	flag = 2;
+	return NULL;
+}
+
+static void test_oob_wait_stops(void **state)
+{
+	struct pt_oob o;
+	pthread_t th;
+	uint64_t t0;
+	int64_t ms;
+
+	(void)state;
+	pt_oob_set_stop_flag(&flag);
+	pt_oob_init(&o);
+	pt_oob_set_timeout(&o, 20000);
+	assert_int_equal(pt_oob_listen(&o, "127.0.0.1", 0, AF_INET), 0);
+	flag = 2;
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_accept(&o), -EINTR);
+	assert_true(pt_now_ns() - t0 < 500000000ull);
+	flag = 0;
+	assert_int_equal(pthread_create(&th, NULL, set_flag_later, NULL), 0);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_accept(&o), -EINTR);
+	ms = (int64_t)((pt_now_ns() - t0) / 1000000);
+	pthread_join(th, NULL);
+	assert_in_range(ms, 100, 1800);
+	assert_non_null(strstr(pt_oob_strerror(&o), "waiting for a client"));
+	pt_oob_close(&o);
+	/* a client retrying a refused connect stops as well */
+	pt_oob_init(&o);
+	pt_oob_set_timeout(&o, 20000);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_connect(&o, "127.0.0.1", 1, AF_INET), -EINTR);
+	assert_true(pt_now_ns() - t0 < 500000000ull);
+	assert_non_null(strstr(pt_oob_strerror(&o), "interrupted while connecting"));
+	flag = 0;
+	pt_oob_set_stop_flag(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -672,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_server_reads_first),
 		cmocka_unit_test(test_client_writes_first),
 		cmocka_unit_test(test_invalid_report_refused),
+		cmocka_unit_test(test_oob_wait_stops),
 	};
 	return cmocka_run_group_tests_name("oob", tests, NULL, NULL);
 }
