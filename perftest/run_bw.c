@@ -203,8 +203,8 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, uint64_t *done_total)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	int n = ibv_poll_cq(c->send_cq, POLL_BATCH, wc);
-	uint64_t now;
+	uint64_t hw[POLL_BATCH], now;   /* NIC CQE times, with hardware timestamps */
+	int n = pt_poll_cq(c, false, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		fprintf(stderr, " Poll on the send CQ failed\n");
@@ -219,7 +219,7 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		uint64_t upto, credit;
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id), &wc[k], false,
-			   now, NULL);
+			   now, pt_hw_ns(c, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", false,
 					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
@@ -292,8 +292,8 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		     uint64_t *t_first, uint64_t *t_last)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	uint64_t iters = c->p->traffic.iters, now;
-	int n = ibv_poll_cq(c->recv_cq, POLL_BATCH, wc);
+	uint64_t iters = c->p->traffic.iters, now, hw[POLL_BATCH];
+	int n = pt_poll_cq(c, true, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		fprintf(stderr, " Poll on the receive CQ failed\n");
@@ -312,7 +312,8 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	for (int k = 0; k < n; k++) {
 		int i;
 
-		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now, NULL);
+		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now,
+			   pt_hw_ns(c, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", true,
 					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
