@@ -8,22 +8,14 @@ top=${top:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 LAB=${LAB:-$top/ci/lab}
 port=${port:-19100}
 
-wait_listen() { # NODE PORT: TCP or rdma_cm listener, bounded
-	local i
-	for i in $(seq 60); do
-		"$LAB" exec "$1" --timeout 20 -- sh -c "ss -Hltn 'sport = :$2'; rdma res show cm_id" 2>/dev/null |
-			grep -qE "LISTEN.*:$2( |\$)" && return 0
-		sleep 0.5
-	done
-	return 1
-}
+. "$top/ci/lab-listen.sh"
 
 pair() {
 	local name=$1 bin=$2 sargs=$3 cargs=$4 sp src crc
 	port=$((port + 1))
 	"$LAB" exec 1 --timeout 300 -- "$bin" -d rxe0 -x 1 -F -p $port $sargs > "$tmp/$name.srv" 2>&1 &
 	sp=$!
-	if ! wait_listen 1 $port; then
+	if ! lab_listening 1 $port; then
 		kill $sp 2>/dev/null; wait $sp
 		echo "$name: the server never listened on port $port" >&2
 		return 1
