@@ -143,10 +143,11 @@ def run_pair(launcher, argv, logs, port, timeout, rdma_cm=False):
             rcs["client"], late["client"] = _wait(procs["client"], t0 + timeout + slack)
             if late["client"]:
                 error = f"client timed out after {timeout} s"
-            # A server whose client failed may wait for it forever.
+            # A server whose client failed may wait for it forever: it is
+            # stopped from here after FAILED_GRACE, without the far side's slack.
             grace = SERVER_GRACE if rcs["client"] == 0 else FAILED_GRACE
-            rcs["server"], late["server"] = _wait(procs["server"],
-                                                  time.monotonic() + grace + slack)
+            rcs["server"], late["server"] = _wait(
+                procs["server"], time.monotonic() + grace + (slack if rcs["client"] == 0 else 0))
             if late["server"] and not error and rcs["client"] == 0:
                 error = f"server still running {grace} s after the client ended"
         else:
