@@ -282,10 +282,15 @@ class Interop:
             + (["-i", str(o.ib_port)] if o.ib_port != 1 else []) \
             + (["-x", str(o.gid_index)] if o.gid_index is not None else []) + ["-F"]
         a += cell.mode.args(o.mgid)
+        a += ["-s", str(o.size)] if self.sized(cell) else []
         n = o.all_iters if cell.mode.all_sizes and o.all_iters else o.iters
         a += ["-n", str(n)] if n else []
         a += ["-p", str(port)] + shlex.split(o.extra or "")
         return a + ([self.la.server_addr()] if side == "client" else [])
+
+    def sized(self, cell):
+        """--size applies to every cell but -a and the atomics (8 bytes)."""
+        return bool(self.o.size) and not cell.mode.all_sizes and "atomic" not in cell.tool
 
     def argv(self, cell, side, port):
         name = cell.server if side == "server" else cell.client
@@ -319,7 +324,8 @@ class Interop:
             ends[side] = verdict.End(res["rc"].get(side), res["late"].get(side, False), text)
         exp = verdict.Expect(cell.tool, cell.mode.conn, (self.o.all_iters or self.o.iters)
                              if cell.mode.all_sizes else self.o.iters, cell.mode.qps,
-                             cell.mode.all_sizes, SERVER_ROWS[cell.tool])
+                             cell.mode.all_sizes, SERVER_ROWS[cell.tool],
+                             self.o.size if self.sized(cell) else None)
         v = verdict.classify(ends["server"], ends["client"], exp, res["error"])
         status, note = judge(cell.id, v, self.o.expect, self.o.flaky)
         rec = {"id": cell.id, "tool": cell.tool, "mode": cell.mode.name,
@@ -343,7 +349,7 @@ class Interop:
                 "binaries": {n: {"dir": d, "version": self.versions.get(n)}
                              for n, d in self.bins.items()},
                 "options": {k: getattr(self.o, k) for k in
-                            ("device", "gid_index", "ib_port", "iters", "all_iters", "mgid",
+                            ("device", "gid_index", "ib_port", "iters", "all_iters", "size", "mgid",
                              "extra", "timeout", "port")},
                 "expect": [f"{p}={r}" for p, r in self.o.expect],
                 "flaky": [f"{p}={n}" for p, n in self.o.flaky],
@@ -424,6 +430,7 @@ def parser():
     a("--ib-port", type=int, default=1, help="-i (default 1)")
     a("--iters", type=int, help="-n for every cell (default: the tools' own)")
     a("--all-iters", type=int, help="-n for the -a cells (default --iters)")
+    a("--size", type=int, help="-s for every cell but -a and the atomics (default: the tools' own)")
     a("--mgid", default=DEFAULT_MGID, help=f"multicast group of mcast (default {DEFAULT_MGID})")
     a("--extra", default="", help="more options for every tool (shell-split)")
     a("--timeout", type=int, default=120, help="seconds per cell (default 120)")
@@ -443,6 +450,7 @@ def parser():
 def check_options(o):
     for name, v, lo, hi in (("--iters", o.iters, 5, 100000000),
                             ("--all-iters", o.all_iters, 5, 100000000),
+                            ("--size", o.size, 1, 2147483647),
                             ("--timeout", o.timeout, 5, 86400), ("--port", o.port, 1024, 65000),
                             ("--ib-port", o.ib_port, 1, 255), ("--gid-index", o.gid_index, 0, 255)):
         if v is not None and not lo <= v <= hi:

@@ -69,7 +69,7 @@ class End:
 @dataclass
 class Expect:
     """What a passing cell prints. iters: -n given (None: not checked);
-    all_sizes: -a; server_rows: 'all' (the server prints a row per size),
+    all_sizes: -a; size: -s given (None: not checked); server_rows: 'all' (the server prints a row per size),
     'last' (the client's final row) or 'none' (latency servers that print none)."""
     tool: str
     conn: str = "RC"
@@ -77,6 +77,7 @@ class Expect:
     qps: int = 1
     all_sizes: bool = False
     server_rows: str = "all"
+    size: object = None
 
 
 @dataclass
@@ -219,6 +220,8 @@ def _rows_verdict(server, client, expect):
             return bad(f"UD client sizes go past 4096 (to {sizes[-1]})")
     elif len(crows) != 1:
         return bad(f"client printed {len(crows)} rows ({_sizes(sizes)}), expected 1")
+    elif expect.size is not None and sizes[0] != expect.size:
+        return bad(f"client row is {sizes[0]} B, expected {expect.size}")
     want = {"all": crows, "last": crows[-1:], "none": []}[expect.server_rows]
     if expect.server_rows == "none" and srows:
         want = crows if len(srows) > 1 else crows[-1:]   # a build that prints them

@@ -155,6 +155,8 @@ def rows_disagree():
     assert "end at 4096, expected 8388608" in why(lat(*short), lat(*short), e)
     gap = [(s, 5) for s in ALL if s != 64]
     assert "are not 2, 4, 8" in why(lat(*gap), lat(*gap), e)
+    assert "client row is 1024 B, expected 4096" in why(
+        bw((1024, 100)), bw((1024, 100)), Expect("ib_send_bw", "UD", 100, size=4096))
     assert "expected 400" in why(bw((65536, 100)), bw((65536, 100)),
                                  Expect("ib_write_bw", "RC", 100, qps=4, server_rows="last"))
 
