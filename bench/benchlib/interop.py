@@ -289,8 +289,10 @@ class Interop:
         return a + ([self.la.server_addr()] if side == "client" else [])
 
     def sized(self, cell):
-        """--size applies to every cell but -a and the atomics (8 bytes)."""
-        return bool(self.o.size) and not cell.mode.all_sizes and "atomic" not in cell.tool
+        """--size applies to RC and UC cells but -a and the atomics (8 bytes);
+        UD sends the tools' default, the MTU (a UD message cannot exceed it)."""
+        return bool(self.o.size) and not cell.mode.all_sizes and "atomic" not in cell.tool \
+            and cell.mode.conn != "UD"
 
     def argv(self, cell, side, port):
         name = cell.server if side == "server" else cell.client
@@ -430,7 +432,8 @@ def parser():
     a("--ib-port", type=int, default=1, help="-i (default 1)")
     a("--iters", type=int, help="-n for every cell (default: the tools' own)")
     a("--all-iters", type=int, help="-n for the -a cells (default --iters)")
-    a("--size", type=int, help="-s for every cell but -a and the atomics (default: the tools' own)")
+    a("--size", type=int, help="-s for the RC and UC cells but -a and the atomics "
+                               "(default: the tools' own)")
     a("--mgid", default=DEFAULT_MGID, help=f"multicast group of mcast (default {DEFAULT_MGID})")
     a("--extra", default="", help="more options for every tool (shell-split)")
     a("--timeout", type=int, default=120, help="seconds per cell (default 120)")

@@ -96,13 +96,13 @@ def all_pairs_pass():
     eq([r["id"] for r in rows], [c["id"] for c in doc["cells"]])
     eq({r["status"] for r in rows}, {"pass"})
     assert os.path.exists(os.path.join(d, "logs", "0032-server.out"))
-    # --size: -s everywhere but -a and the atomics, and the row must have it
+    # --size: -s for RC/UC but -a and the atomics (UD keeps the MTU); the row must have it
     rc, out, err, doc, d = interop("--bin", f"a={a}", "--tools", "send_bw,atomic_lat",
-                                   "--modes", "rc,rc+a", "--iters", "20", "--size", "4096")
+                                   "--modes", "rc,rc+a,ud", "--iters", "20", "--size", "4096")
     eq(rc, 0, out + err)
     eq([(c["id"], " -s 4096 " in c["client_cmd"], c["client_rows"][-1][0]) for c in doc["cells"]],
        [("ib_send_bw/rc/a:a", True, 4096), ("ib_send_bw/rc+a/a:a", False, 1 << 23),
-        ("ib_atomic_lat/rc/a:a", False, 8)])
+        ("ib_send_bw/ud/a:a", False, 1024), ("ib_atomic_lat/rc/a:a", False, 8)])
 
 
 @case
