@@ -283,10 +283,13 @@ class Interop:
             + (["-x", str(o.gid_index)] if o.gid_index is not None else []) + ["-F"]
         a += cell.mode.args(o.mgid)
         a += ["-s", str(o.size)] if self.sized(cell) else []
-        n = o.all_iters if cell.mode.all_sizes and o.all_iters else o.iters
-        a += ["-n", str(n)] if n else []
+        a += ["-n", str(self.iters(cell))] if self.iters(cell) else []
         a += ["-p", str(port)] + shlex.split(o.extra or "")
         return a + ([self.la.server_addr()] if side == "client" else [])
+
+    def iters(self, cell):
+        """-n of the cell: --all-iters for -a when given, else --iters (None: the tools')."""
+        return self.o.all_iters if cell.mode.all_sizes and self.o.all_iters else self.o.iters
 
     def sized(self, cell):
         """--size applies to RC and UC cells but -a and the atomics (8 bytes);
@@ -324,8 +327,7 @@ class Interop:
                 except OSError:
                     pass
             ends[side] = verdict.End(res["rc"].get(side), res["late"].get(side, False), text)
-        exp = verdict.Expect(cell.tool, cell.mode.conn, (self.o.all_iters or self.o.iters)
-                             if cell.mode.all_sizes else self.o.iters, cell.mode.qps,
+        exp = verdict.Expect(cell.tool, cell.mode.conn, self.iters(cell), cell.mode.qps,
                              cell.mode.all_sizes, SERVER_ROWS[cell.tool],
                              self.o.size if self.sized(cell) else None)
         v = verdict.classify(ends["server"], ends["client"], exp, res["error"])
