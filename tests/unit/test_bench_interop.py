@@ -266,6 +266,11 @@ def dry_run():
     assert "-c UD -g -M 225.1.1.20" in out, out
     assert out.rstrip().endswith("6 cells, 1 tool/mode combinations not applicable"), out
     assert doc is None and not os.path.exists(d)
+    rc, out, err, _, _ = interop("--bin", f"a={a}", "--tools", "write_bw", "--modes", "rc,rc+a",
+                                 "--iters", "50", "--all-iters", "5", "--size", "4096",
+                                 "--dry-run")
+    eq(rc, 0, err)
+    eq(re.findall(r"server: \S+ -F (.*) -p", out), ["-s 4096 -n 50", "-a -n 5"])
 
 
 if __name__ == "__main__":
