@@ -11,6 +11,7 @@ fail):
   refused version        a version refusal (ours, or upstream's "not
                          compatible with versions older than 5.70")
   refused option         an end does not know or take an option of the mode
+  refused parameters     6.28+ parameter negotiation found the two ends' terms differ
   completion error       a work completion with an error status
   desync/exchange failed an out-of-band exchange failed or could not be parsed
   connect failed         the client found no server
@@ -43,6 +44,7 @@ REFUSED_VERSION = re.compile(
 REFUSED_OPTION = re.compile(r"not supported by this build|unrecognized option|"
                             r"invalid option|option requires an argument|"
                             r"Parser function exited with Error|is not available in ib_")
+REFUSED_PARAMS = re.compile(r"Failed to negotiate parameters|mismatch: local=")
 COMPLETION = re.compile(r"Completion with error|Failed status (\d+)|"
                         r"IBV_WC_[A-Z_]*ERR|Got completion with error")
 COMPLETION_STATUS = re.compile(r"Failed status (\d+)")
@@ -173,6 +175,7 @@ def classify(server, client, expect, harness=None):
     # 2. what the ends said, most telling first
     for reason, pattern in (("refused version", REFUSED_VERSION),
                             ("refused option", REFUSED_OPTION),
+                            ("refused parameters", REFUSED_PARAMS),
                             ("completion error", COMPLETION),
                             ("desync/exchange failed", DESYNC),
                             ("connect failed", CONNECT)):

@@ -111,6 +111,15 @@ def refused_version():
 
 
 @case
+def refused_parameters():
+    """6.28+ negotiation: differing terms are a refusal of their own, before the peer's failed exchange"""
+    srv = End(1, False, " size mismatch: local=65536, remote=4096\n Failed to negotiate parameters "
+                        "(peer perftest 6.28)\n")
+    v = classify(srv, End(1, False, " Failed to exchange data between server and clients\n"), SEND)
+    eq((v.reason, v.detail), ("refused parameters", "server: size mismatch: local=65536, remote=4096"))
+
+
+@case
 def completion_and_desync():
     """completion errors (with their status) before the exchange failures they cause; desync; connect"""
     srv = End(1, False, " Completion with error at server\n Failed status 9: remote invalid "
