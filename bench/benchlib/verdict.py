@@ -54,7 +54,9 @@ DESYNC = re.compile(r"Failed to exchange|Couldn't parse|malformed|desynchroni[sz
                     r"peer not responding|peer (?:closed|disconnected)|Connection reset by peer")
 CONNECT = re.compile(r"Couldn't connect to|could not connect to|Unable to connect|"
                      r"Connection refused|No client connected")
-ROW = re.compile(r"^\s*(\d+)\s+(\d+)(?:\s+[-+]?[\d.]+(?:e[-+]?\d+)?){3,}\s*$", re.I)
+# A result row: bytes and iterations, then three figures or more (a figure
+# may be "-nan" or "inf" when a clock misbehaves; the row still counts).
+ROW = re.compile(r"^\s*(\d+)\s+(\d+)(?:\s+[-+]?(?:[\d.]+(?:e[-+]?\d+)?|nan|inf)){3,}\s*$", re.I)
 LOSS = re.compile(r"(\d+) of (\d+) messages lost")
 
 

@@ -46,6 +46,8 @@ def rows_parsed():
     eq(verdict.result_rows(text), [(65536, 100)])
     eq(verdict.result_rows(lat((2, 1000), (4, 1000))), [(2, 1000), (4, 1000)])
     eq(verdict.result_rows(" local address: LID 0000 QPN 0x0011 PSN 0x1\n 1 2 3\n"), [])
+    eq(verdict.result_rows(" 2       50          -nan           inf        0.00     -nan\n"), [(2, 50)])
+    eq(verdict.result_rows(" 2 50 1.0 2.0 text\n"), [])
 
 
 @case
