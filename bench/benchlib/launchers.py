@@ -76,10 +76,18 @@ class Launcher:
         return subprocess.Popen(self.wrap(side, argv, timeout), stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
+    # One far-side command checks for up to this long (every 0.1 s), so a
+    # server that takes a while to listen costs one round trip, not many.
+    LISTEN_CHECK_S = 2
+
     def listening(self, side, port):
-        """True when something listens on TCP port on side's host."""
-        rc, out, _ = self.run(side, ["ss", "-Hltn", f"sport = :{port}"], timeout=20)
-        return rc == 0 and "LISTEN" in out
+        """True when something listens on TCP port on side's host (checked
+        there for up to LISTEN_CHECK_S)."""
+        loop = ('n=0; while :; do ss -Hltn "sport = :$1" | grep -q LISTEN && exit 0; '
+                'n=$((n + 1)); [ "$n" -ge "$2" ] && exit 1; sleep 0.1; done')
+        rc, _, _ = self.run(side, ["sh", "-c", loop, "sh", str(port),
+                                   str(int(self.LISTEN_CHECK_S * 10))], timeout=20)
+        return rc == 0
 
 
 def kill(proc):

@@ -77,7 +77,8 @@ done < "$T/verdicts"
 # status is 1 exactly when a cell failed unexpectedly.
 if grep -q "FAIL: crash signal SIGABRT (expected)" "$T/table" &&
 	grep -qE '^22 cells: [0-9]+ pass, [0-9]+ fail \(1 expected' "$T/table" && ((rc == want_rc)); then
-	result pass table; note "interop: $(tail -n 1 "$T/table") (exit $rc)"
+	result pass table
+	note "interop: $(tail -n 1 "$T/table") (exit $rc; $(grep -o 'elapsed [0-9:]*' "$T/progress" | tail -n 1))"
 else
 	result fail table "exit $rc, expected $want_rc"; show "$T/table"; show "$T/progress"
 fi
