@@ -15,8 +15,8 @@ fail):
   completion error       a work completion with an error status
   desync/exchange failed an out-of-band exchange failed or could not be parsed
   connect failed         the client found no server
+  exit N                 an end failed otherwise (the detail has its last line)
   timeout                we stopped an end (or its far-side timeout did)
-  exit N                 any other failure (the detail has the end's last line)
   rows disagree          both ends exit 0, but the result rows are not the
                          expected sizes and iteration counts on both sides
   pass
@@ -188,15 +188,15 @@ def classify(server, client, expect, harness=None):
             if reason == "completion error" and st:
                 v.notes.append(f"status {st.group(1)}")
             return v
-    # 3. we had to stop an end
+    # 3. an end that failed by itself (the other may then have been stopped)
+    for side, e in _ends(server, client):
+        if not e.stopped and codes[side] not in (None, 0, TIMEOUT_RC):
+            return Verdict(f"exit {codes[side]}", f"{side}: {last_line(e.text)}")
+    # 4. we had to stop an end
     for side, e in _ends(server, client):
         if e.stopped or codes[side] == TIMEOUT_RC:
             why = harness or f"{side} still running at the cell's timeout"
             return Verdict("timeout", f"{why}; {side} said: {last_line(e.text)}")
-    # 4. any other failure
-    for side, e in _ends(server, client):
-        if codes[side] not in (None, 0):
-            return Verdict(f"exit {codes[side]}", f"{side}: {last_line(e.text)}")
     return Verdict("exit ?", harness or "an end did not run")
 
 

@@ -138,6 +138,9 @@ def completion_and_desync():
                 SEND).reason, "connect failed")
     v = classify(End(1, False, " Unable to find the Infiniband/RoCE device\n"), End(None), SEND)
     eq((v.reason, v.detail), ("exit 1", "server: Unable to find the Infiniband/RoCE device"))
+    # a client that failed by itself, its server stopped by us afterwards: the client's failure
+    v = classify(End(-15, True, "waiting\n"), End(1, False, " Couldn't create QP\n"), SEND)
+    eq((v.reason, v.detail), ("exit 1", "client: Couldn't create QP"))
 
 
 @case
