@@ -179,7 +179,9 @@ class Cell:
 
 
 def plan(tools, modes, pairs, only):
-    """(cells, skipped): skipped is [(tool, mode, why)] of combinations the tools refuse."""
+    """(cells, skipped): skipped is [(tool, mode, why)] of combinations the
+    tools refuse. only: globs over TOOL/MODE, or over the whole cell id
+    TOOL/MODE/SERVER:CLIENT when they have two slashes."""
     cells, skipped, used = [], [], set()
     for tool in tools:
         for mode in modes:
@@ -187,14 +189,17 @@ def plan(tools, modes, pairs, only):
             if why:
                 skipped.append((tool, mode.name, why))
                 continue
-            hit = [g for g in only if fnmatch.fnmatchcase(f"{tool}/{mode.name}", g)]
-            used.update(hit)
-            if only and not hit:
-                continue
-            cells.extend(Cell(tool, mode, s, c) for s, c in pairs)
+            for s, c in pairs:
+                cell = Cell(tool, mode, s, c)
+                hit = [g for g in only if fnmatch.fnmatchcase(
+                    cell.id if g.count("/") == 2 else f"{tool}/{mode.name}", g)]
+                used.update(hit)
+                if hit or not only:
+                    cells.append(cell)
     unused = [g for g in only if g not in used]
     if unused:
-        raise InteropError(f"--only {unused[0]}: matches no TOOL/MODE the tools run")
+        raise InteropError(f"--only {unused[0]}: matches no cell the tools run "
+                           "(TOOL/MODE or TOOL/MODE/SERVER:CLIENT)")
     if not cells:
         raise InteropError("no cells to run: " + ("; ".join(f"{t} {m}: {w}" for t, m, w in skipped)
                                                   or "nothing selected"))
@@ -419,8 +424,9 @@ def parser():
       help="a build: NAME and the directory holding its ib_* tools (repeat)")
     a("--tools", default="all", help="tools (send_bw or ib_send_bw, ...; default all)")
     a("--modes", default=DEFAULT_MODES, help=f"modes, default '{DEFAULT_MODES}'. {MODE_HELP}")
-    a("--only", action="append", default=[], metavar="TOOL/MODE",
-      help="run only tool/mode cells matching this glob (repeat, or comma-separate)")
+    a("--only", action="append", default=[], metavar="GLOB",
+      help="run only the cells matching TOOL/MODE or TOOL/MODE/SERVER:CLIENT globs "
+           "(repeat, or comma-separate)")
     a("--pairs", help="SERVER:CLIENT,... (default: every ordered pair of --bin names)")
     a("--no-self", action="store_true", help="leave out the X:X pairs")
     a("--launcher", default="local", choices=("local", "lab", "ssh"))

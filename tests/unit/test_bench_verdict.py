@@ -231,6 +231,12 @@ def plan_cells():
     eq(cells[5].id, "ib_send_bw/ud/ours:up")
     cells, _ = interop.plan(["ib_send_bw", "ib_read_bw"], modes, pairs, ["*/rc"])
     eq([c.id for c in cells][::4], ["ib_send_bw/rc/ours:ours", "ib_read_bw/rc/ours:ours"])
+    cells, _ = interop.plan(["ib_send_bw", "ib_read_bw"], modes, pairs,
+                            ["ib_send_bw/ud/up:*", "*/rc/ours:up"])
+    eq([c.id for c in cells], ["ib_send_bw/rc/ours:up", "ib_send_bw/ud/up:ours",
+                               "ib_send_bw/ud/up:up", "ib_read_bw/rc/ours:up"])
+    raises(interop.InteropError, interop.plan, ["ib_send_bw"], modes, pairs, ["*/rc/ours:vendor"],
+           match="--only */rc/ours:vendor: matches no cell")
     raises(interop.InteropError, interop.plan, ["ib_read_bw"], modes[1:], pairs, [],
            match="no cells to run: ib_read_bw ud")
     raises(interop.InteropError, interop.plan, ["ib_send_bw"], modes, pairs, ["send_bw/*"],
