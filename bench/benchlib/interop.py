@@ -487,6 +487,10 @@ def check_bins(bins, tools, launcher_name, la=None):
                 raise InteropError(f"--bin {n}={d}: not a directory{hint}")
         missing = [f"{n}: {p}" for n, p in need if not os.access(p, os.X_OK)]
         where = "here"
+        for n, d in bins.items():   # a build tree given instead of its perftest/
+            if missing and os.access(os.path.join(d, "perftest", tools[0]), os.X_OK):
+                raise InteropError(f"--bin {n}={d}: no {tools[0]} there; "
+                                   f"did you mean {n}={os.path.join(d, 'perftest')}?")
     else:
         script = 'for f; do [ -x "$f" ] || echo "$f"; done'
         missing = []

@@ -221,11 +221,14 @@ def bad_input():
     a = build("a")
     f = os.path.join(a, "ib_send_bw")
     part = build("part", tools=["ib_send_bw"])
+    tree = build("perftest", tools=["ib_send_bw"])   # as in a build tree
     for args, msg in (
             (["--bin", "a=/nonexistent/dir"], "--bin a=/nonexistent/dir: not a directory"),
             (["--bin", f"a={f}"], "not a directory (give the directory holding the ib_* tools)"),
             (["--bin", f"a={a}", "--bin", f"p={part}", "--tools", "send_bw,write_lat"],
              f"missing or not executable here: p: {part}/ib_write_lat"),
+            (["--bin", f"a={os.path.dirname(tree)}", "--tools", "send_bw"],
+             f"no ib_send_bw there; did you mean a={tree}?"),
             (["--bin", f"a={a}", "--modes", "rc,xrc"], "mode 'xrc': unknown base 'xrc'"),
             (["--bin", f"a={a}", "--modes", "rc+q99"], "qN takes 2..64"),
             (["--bin", f"a={a}", "--tools", "send_bandwidth"], "unknown tool 'send_bandwidth'"),
