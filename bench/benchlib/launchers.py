@@ -14,6 +14,10 @@ import subprocess
 import time
 
 SIDES = ("server", "client")
+LISTEN_WAIT_MAX = 60      # s: how long a server may take to listen
+SERVER_GRACE = 15         # s: how long the server may outlive its client
+FAILED_GRACE = 3          # s: the same when the client failed
+CM_LISTEN_WAIT = 2        # s: rdma_cm servers listen on no TCP port: a fixed wait
 
 
 class LauncherError(Exception):
@@ -72,10 +76,18 @@ class Launcher:
         return subprocess.Popen(self.wrap(side, argv, timeout), stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
 
+    # One far-side command checks for up to this long (every 0.1 s), so a
+    # server that takes a while to listen costs one round trip, not many.
+    LISTEN_CHECK_S = 2
+
     def listening(self, side, port):
-        """True when something listens on TCP port on side's host."""
-        rc, out, _ = self.run(side, ["ss", "-Hltn", f"sport = :{port}"], timeout=20)
-        return rc == 0 and "LISTEN" in out
+        """True when something listens on TCP port on side's host (checked
+        there for up to LISTEN_CHECK_S)."""
+        loop = ('n=0; while :; do ss -Hltn "sport = :$1" | grep -q LISTEN && exit 0; '
+                'n=$((n + 1)); [ "$n" -ge "$2" ] && exit 1; sleep 0.1; done')
+        rc, _, _ = self.run(side, ["sh", "-c", loop, "sh", str(port),
+                                   str(int(self.LISTEN_CHECK_S * 10))], timeout=20)
+        return rc == 0
 
 
 def kill(proc):
@@ -92,6 +104,75 @@ def kill(proc):
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _wait(proc, deadline):
+    """(exit code, late): late when proc had to be killed at deadline (code 124)."""
+    try:
+        return proc.wait(max(0.0, deadline - time.monotonic())), False
+    except subprocess.TimeoutExpired:
+        kill(proc)
+        return 124, True
+
+
+def _wait_listen(launcher, proc, port, deadline, rdma_cm):
+    """None once the server listens on port, else why not."""
+    if rdma_cm:
+        time.sleep(CM_LISTEN_WAIT)
+        return None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return f"server exited ({proc.returncode}) before listening on port {port}"
+        if launcher.listening("server", port):
+            return None
+        time.sleep(0.25)
+    return f"server did not listen on TCP port {port} within {LISTEN_WAIT_MAX} s"
+
+
+def run_pair(launcher, argv, logs, port, timeout, rdma_cm=False):
+    """Start argv["server"], wait until it listens on port, run argv["client"],
+    wait for both (timeout s for the client; the server then gets SERVER_GRACE,
+    or FAILED_GRACE when the client failed), kill what is left. Each side's
+    output goes to logs[side] + ".out" / ".err". Returns {"rc": {side: code},
+    "late": {side: True when we had to stop it}, "error": why the pair did not
+    run to its end, or None}; a side that never started has no code."""
+    slack = 0 if launcher.name == "local" else SERVER_GRACE
+    files = {side: (open(logs[side] + ".out", "w"), open(logs[side] + ".err", "w"))
+             for side in SIDES}
+    rcs, late, error, procs = {}, {}, None, {}
+    try:
+        t0 = time.monotonic()
+        procs["server"] = launcher.start("server", argv["server"], timeout, *files["server"])
+        error = _wait_listen(launcher, procs["server"], port,
+                             t0 + min(LISTEN_WAIT_MAX, timeout), rdma_cm)
+        if error is None:
+            procs["client"] = launcher.start("client", argv["client"], timeout,
+                                             *files["client"])
+            rcs["client"], late["client"] = _wait(procs["client"], t0 + timeout + slack)
+            if late["client"]:
+                error = f"client timed out after {timeout} s"
+            # A server whose client failed may wait for it forever: it is
+            # stopped from here after FAILED_GRACE, without the far side's slack.
+            grace = SERVER_GRACE if rcs["client"] == 0 else FAILED_GRACE
+            rcs["server"], late["server"] = _wait(
+                procs["server"], time.monotonic() + grace + (slack if rcs["client"] == 0 else 0))
+            if late["server"] and not error and rcs["client"] == 0:
+                error = f"server still running {grace} s after the client ended"
+        else:
+            late["server"] = procs["server"].poll() is None
+            kill(procs["server"])
+            rcs["server"] = procs["server"].wait()
+            if rcs["server"] > 0:
+                error = None  # its exit code and last line say more
+    except OSError as e:
+        error = f"cannot start: {e}"
+    finally:
+        for p in procs.values():
+            kill(p)
+        for out, err in files.values():
+            out.close()
+            err.close()
+    return {"rc": rcs, "late": late, "error": error}
 
 
 def _listening_here(port):

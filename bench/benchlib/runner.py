@@ -7,16 +7,12 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 
 from . import dataset, matrix, nic, placement
-from .launchers import SIDES, kill
+from .launchers import SIDES, run_pair
 
-LISTEN_WAIT_MAX = 60      # s: how long a server may take to listen
-SERVER_GRACE = 15         # s: how long the server may outlive its client
-FAILED_GRACE = 3          # s: the same when the client failed
 PORT_SPAN = 500           # runs rotate over port .. port + PORT_SPAN - 1
 
 
@@ -99,25 +95,6 @@ class Sweep:
                                            f"end ({self.nics[side][1]})")
         return placement.resolve(spec, doc["host"], dev)
 
-    def _wait_listen(self, proc, port, deadline):
-        if re.search(r"(^|\s)(-R|--rdma_cm)(\s|$)", self.s["extra"]):
-            time.sleep(2)  # rdma_cm servers listen on no TCP port
-            return None
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return f"server exited ({proc.returncode}) before listening on port {port}"
-            if self.launcher.listening("server", port):
-                return None
-            time.sleep(0.25)
-        return f"server did not listen on TCP port {port} within {LISTEN_WAIT_MAX} s"
-
-    def _wait(self, proc, deadline):
-        try:
-            return proc.wait(max(0.0, deadline - time.monotonic())), False
-        except subprocess.TimeoutExpired:
-            kill(proc)
-            return 124, True
-
     def execute(self, idx, run):
         """Run one configuration; returns its dataset row."""
         run_id = f"{idx + 1:04d}"
@@ -182,42 +159,9 @@ class Sweep:
 
     def _run_pair(self, argv, logs, port):
         """Start the server, wait for its port, run the client. ({side: rc}, error)."""
-        to = self.s["timeout"]
-        slack = 0 if self.launcher.name == "local" else SERVER_GRACE
-        files = {side: (open(logs[side] + ".out", "w"), open(logs[side] + ".err", "w"))
-                 for side in SIDES}
-        rcs, error, procs = {}, None, {}
-        try:
-            t0 = time.monotonic()
-            procs["server"] = self.launcher.start("server", argv["server"], to, *files["server"])
-            error = self._wait_listen(procs["server"], port,
-                                      t0 + min(LISTEN_WAIT_MAX, to))
-            if error is None:
-                procs["client"] = self.launcher.start("client", argv["client"], to,
-                                                      *files["client"])
-                rcs["client"], late = self._wait(procs["client"], t0 + to + slack)
-                if late:
-                    error = f"client timed out after {to} s"
-                # A server whose client failed may wait for it forever.
-                grace = SERVER_GRACE if rcs["client"] == 0 else FAILED_GRACE
-                rcs["server"], late = self._wait(procs["server"],
-                                                 time.monotonic() + grace + slack)
-                if late and not error and rcs["client"] == 0:
-                    error = f"server still running {grace} s after the client ended"
-            else:
-                kill(procs["server"])
-                rcs["server"] = procs["server"].wait()
-                if rcs["server"] > 0:
-                    error = None  # its exit code and last line say more
-        except OSError as e:
-            error = f"cannot start: {e}"
-        finally:
-            for p in procs.values():
-                kill(p)
-            for out, err in files.values():
-                out.close()
-                err.close()
-        return rcs, error
+        cm = re.search(r"(^|\s)(-R|--rdma_cm)(\s|$)", self.s["extra"]) is not None
+        res = run_pair(self.launcher, argv, logs, port, self.s["timeout"], rdma_cm=cm)
+        return res["rc"], res["error"]
 
     def _collect(self, side, run_id):
         """(JSON document, problem) of side's --out_json file; keeps a copy."""

@@ -214,7 +214,7 @@ def lab_launcher():
     assert all(l.startswith("1 numactl") for l in servers), servers
     assert all(l.startswith("2 numactl") for l in clients), clients
     assert all("-d rxe0 -x 1 " in l for l in servers + clients), log
-    assert any(l.startswith("1 ss -Hltn") for l in log), log
+    assert any(l.startswith("1 sh -c ") and "ss -Hltn" in l for l in log), log
     jsons = [p for p in os.listdir(share) if p.startswith("bench-")]
     eq(len(jsons), 1)
     eq(sorted(os.listdir(os.path.join(share, jsons[0]))),
