@@ -140,6 +140,22 @@ static void same_trace(const struct wrt_trace *a, const struct wrt_trace *b, boo
 	}
 }
 
+/* t written in one format reads back equal (strings as CSV spells them if
+ * csv_strings) into *back; the text stays in *text, *len. */
+static void reads_back(const struct wrt_trace *t, bool jsonl, bool csv_strings,
+		       struct wrt_trace *back, char **text, size_t *len)
+{
+	char err[512];
+
+	*text = write_all(t, jsonl, len);
+	FUZZ_ASSERT(*text);
+	if (read_buf(*text, *len, back, err, sizeof(err))) {
+		fprintf(stderr, "reading back as %s: %s\n", jsonl ? "JSON Lines" : "CSV", err);
+		FUZZ_ASSERT(!"what was written reads back");
+	}
+	same_trace(t, back, csv_strings);
+}
+
 static void check_dist(const struct wrt_dist *d, uint64_t count)
 {
 	FUZZ_ASSERT(d->count == count && !d->approx);
@@ -326,13 +342,7 @@ static void record(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(m->wrs <= m->recorded + m->dropped + m->untracked + m->unmatched);
 
 	/* the file reads back as recorded */
-	file = write_all(&mine, mine.jsonl, &len);
-	FUZZ_ASSERT(file);
-	if (read_buf(file, len, &back, err, sizeof(err))) {
-		fprintf(stderr, "reading the recorder's file: %s\n", err);
-		FUZZ_ASSERT(!"the recorder's files read back");
-	}
-	same_trace(&mine, &back, false);
+	reads_back(&mine, mine.jsonl, false, &back, &file, &len);
 	check_run(&back.runs[0]);
 	text = summary_text(&back.runs[0]);
 	/* a trace that dropped rows prints histogram percentiles live */
@@ -379,13 +389,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(lines == (t.jsonl ? 1 : 2) + t.nruns + rows);
 
 	/* the same format: equal, and the written text is a fixed point */
-	again = write_all(&t, t.jsonl, &len);
-	FUZZ_ASSERT(again);
-	if (read_buf(again, len, &t2, err, sizeof(err))) {
-		fprintf(stderr, "re-reading our own output: %s\n", err);
-		FUZZ_ASSERT(!"what the reader accepts, written back, reads back");
-	}
-	same_trace(&t, &t2, false);
+	reads_back(&t, t.jsonl, false, &t2, &again, &len);
 	third = write_all(&t2, t.jsonl, &len3);
 	FUZZ_ASSERT(third && len3 == len && !memcmp(again, third, len));
 	free(third);
@@ -393,13 +397,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(again);
 
 	/* the other format */
-	again = write_all(&t, !t.jsonl, &len);
-	FUZZ_ASSERT(again);
-	if (read_buf(again, len, &t3, err, sizeof(err))) {
-		fprintf(stderr, "re-reading as %s: %s\n", t.jsonl ? "CSV" : "JSON Lines", err);
-		FUZZ_ASSERT(!"what the reader accepts, converted, reads back");
-	}
-	same_trace(&t, &t3, t.jsonl);
+	reads_back(&t, !t.jsonl, t.jsonl, &t3, &again, &len);
 	wrt_trace_free(&t3);
 	free(again);
 
