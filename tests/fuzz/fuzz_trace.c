@@ -33,7 +33,8 @@
  * unmatched); the file (either format) reads back with the recorder's
  * metadata and rows, and passes the row and summary checks above; with
  * nothing dropped, the summary `wrtrace report` prints from it is the
- * capture summary.
+ * capture summary. With bit 6 of byte 0, one token of that file is replaced
+ * by input bytes and the result gets the file checks above.
  * FUZZ_VERBOSE=1 prints why a file was refused, or the recorder's summary. */
 #include <inttypes.h>
 #include "fuzz.h"
@@ -236,10 +237,50 @@ static void check_refusal(const struct wrt_trace *t, const char *err, uint64_t l
 
 /* ------------------------------------------------------ recorder mode -- */
 
+static void check_file(const char *in, size_t size);
+
+/* text with token tok of line line (both modulo what there is) replaced by
+ * rep; tokens are what lies between the delimiters " ,:{}", empty ones too:
+ * a CSV field, a metadata key=value, a JSON key or value. */
+static char *edit_token(const char *text, size_t len, unsigned line, unsigned tok,
+			const uint8_t *rep, size_t rep_len, size_t *out_len)
+{
+	static const char delim[] = " ,:{}";
+	size_t nlines = 0, ls = 0, le, ts, te, ntok = 1;
+	char *out;
+
+	for (size_t i = 0; i < len; i++)
+		nlines += text[i] == '\n';
+	FUZZ_ASSERT(nlines > 0 && text[len - 1] == '\n');
+	line %= nlines;
+	for (unsigned l = 0; l < line; l++)
+		ls = (size_t)((const char *)memchr(text + ls, '\n', len - ls) - text) + 1;
+	le = (size_t)((const char *)memchr(text + ls, '\n', len - ls) - text);
+	for (size_t i = ls; i < le; i++)
+		ntok += memchr(delim, text[i], sizeof(delim) - 1) != NULL;
+	tok %= ntok;
+	for (ts = ls; tok; ts++)
+		tok -= memchr(delim, text[ts], sizeof(delim) - 1) != NULL;
+	for (te = ts; te < le && !memchr(delim, text[te], sizeof(delim) - 1); te++)
+		;
+	*out_len = ts + rep_len + (len - te);
+	out = malloc(*out_len ? *out_len : 1);
+	FUZZ_ASSERT(out);
+	memcpy(out, text, ts);
+	memcpy(out + ts, rep, rep_len);
+	memcpy(out + ts + rep_len, text + te, len - te);
+	return out;
+}
+
 /* Byte 0: bit 0 JSON Lines, bit 1 NIC timestamps, bits 2-3 QPs - 1, bit 4
- * max=8, bit 5 the side also receives. Up to 32 events, 8 bytes each, e[0..7]: e[0] % 8 the kind (0-1 post send, 2
- * post receive, 3-4 send CQE, 5 receive CQE, 6 clock fit, 7 post of another
- * opcode); e[1] the QP (one past the last: out of range); e[2] count / seq
+ * max=8, bit 5 the side also receives, bit 6 edit the file. With bit 6,
+ * bytes 1-3 are the line, the token and (% 32) the length of the text put
+ * in its place, which follows; then the events. The edited file gets the
+ * file-mode checks: the reader must refuse it or accept it with every
+ * property (one wrong field in an otherwise valid file is what random
+ * mutation of whole files rarely makes). Up to 32 events, 8 bytes each,
+ * e[0..7]: e[0] % 8 the kind (0-1 post send, 2 post receive, 3-4 send CQE,
+ * 5 receive CQE, 6 clock fit, 7 post of another opcode); e[1] the QP (one past the last: out of range); e[2] count / seq
  * choice; e[3] signal period, flags, status; e[4..5] time step (ns); e[6]
  * size or status; e[7] NIC time offset. As from our tools: times only
  * move forward (NIC times jitter around them), sequence numbers are those
@@ -265,6 +306,8 @@ static void record(const uint8_t *data, size_t size)
 	uint64_t next_seq[5] = { 0 }, next_rseq[5] = { 2, 2, 2, 2, 2 }, t = 1000000;
 	struct wrt_trace mine = { .nruns = 1, .jsonl = cfg0 & 1 }, back;
 	struct wrt_run run = { 0 };
+	const uint8_t *ev = data + 1, *rep = NULL;
+	size_t rep_len = 0;
 	const struct wrt_meta *m;
 	char *live = NULL, *text, *file, err[512];
 	size_t live_len = 0, len;
@@ -274,9 +317,13 @@ static void record(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(cfg.summary);
 	w = wrt_new(&cfg);
 	FUZZ_ASSERT(w && wrt_run_start(w, &in, err, sizeof(err)) == 0);
+	if ((cfg0 & 64) && size >= 4) {
+		rep = data + 4;
+		rep_len = data[3] % 32 < size - 4 ? data[3] % 32 : size - 4;
+		ev = rep + rep_len;
+	}
 	/* 32 events (up to 128 WRs) reach every path; more only slow it down */
-	for (size_t off = 1; off + 8 <= size && off < 1 + 32 * 8; off += 8) {
-		const uint8_t *e = data + off;
+	for (const uint8_t *e = ev; e + 8 <= data + size && e < ev + 32 * 8; e += 8) {
 		const uint32_t qp = e[1] % (nqp + 1), kind = e[0] % 8;
 		const uint64_t hw = 7000000000ull + (t += (uint64_t)e[4] | (uint64_t)e[5] << 8) +
 				    (uint64_t)e[7] * 13 - 1000;
@@ -349,24 +396,27 @@ static void record(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(m->dropped || !strcmp(text, live));
 	free(text);
 	wrt_trace_free(&back);
+	if (rep) {
+		size_t n;
+		char *edited = edit_token(file, len, data[1], data[2], rep, rep_len, &n);
+
+		check_file(edited, n);
+		free(edited);
+	}
 	free(file);
 	free(live);
 	wrt_free(w);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* File mode: in holds exactly size bytes (heap, so ASan sees any overrun). */
+static void check_file(const char *in, size_t size)
 {
-	char *in = fuzz_dup(data, size), *again, *third, err[512] = "";
+	const uint8_t *data = (const uint8_t *)in;
+	char *again, *third, err[512] = "";
 	struct wrt_trace t, t2, t3;
 	uint64_t lines = 0, rows = 0;
 	size_t len, len3;
 
-	if (size && data[0] != '#' && data[0] != '{') {
-		n_recorded++;
-		record(data, size);
-		free(in);
-		return 0;
-	}
 	for (size_t i = 0; i < size; i++)
 		lines += data[i] == '\n';
 	if (size && data[size - 1] != '\n')
@@ -376,8 +426,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "refused: %s\n", err);
 		n_refused++;
 		check_refusal(&t, err, lines);
-		free(in);
-		return 0;
+		return;
 	}
 	n_accepted++;
 	FUZZ_ASSERT(size && data[size - 1] == '\n' && !memchr(data, '\0', size));
@@ -403,6 +452,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	wrt_trace_free(&t);
 	FUZZ_ASSERT(!t.runs && t.nruns == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *in = fuzz_dup(data, size);
+
+	if (size && data[0] != '#' && data[0] != '{') {
+		n_recorded++;
+		record(data, size);
+	} else {
+		check_file(in, size);
+	}
 	free(in);
 	return 0;
 }
