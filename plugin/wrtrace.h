@@ -163,6 +163,10 @@ void wrt_hw_line(char *buf, size_t len, const struct wrt_meta *m);
 /* Append one run (append = false: truncate and write the file header). */
 int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_meta *m,
 		  const struct wrt_rec *recs, uint64_t n, char *err, size_t err_len);
+/* The same into an open stream (header: write the format lines first);
+ * -1 on a JSON encoding error, and the stream's error flag on a write error. */
+int wrt_write_stream(FILE *f, bool jsonl, bool header, const struct wrt_meta *m,
+		     const struct wrt_rec *recs, uint64_t n);
 
 struct wrt_run {
 	struct wrt_meta meta;
@@ -178,6 +182,8 @@ struct wrt_trace {
 
 /* Strict: any malformed line is an error naming FILE:LINE. */
 int wrt_read(const char *path, struct wrt_trace *t, char *err, size_t err_len);
+/* The same from an open stream; name is what errors call it. */
+int wrt_read_stream(FILE *f, const char *name, struct wrt_trace *t, char *err, size_t err_len);
 void wrt_trace_free(struct wrt_trace *t);
 
 /* Names used in files and summaries. */

@@ -19,6 +19,14 @@ struct wrt_field {
 extern const struct wrt_field wrt_meta_fields[];
 extern const size_t wrt_meta_nfields;
 
+/* The characters of a CSV metadata value: the writer turns any other into
+ * '_' (blanks split tokens, '#' starts a metadata line), and the reader
+ * refuses them, so what it accepts is written back the same. */
+static inline bool wrt_csv_token_char(char c)
+{
+	return c > ' ' && c < 127 && c != '"' && c != '#';
+}
+
 /* CSV column names, in file order. */
 #define WRT_CSV_HEADER "run,qp,seq,wr_id,opcode,bytes,signaled,own_cqe,status,t_post_ns," \
 	"t_comp_ns,latency_ns,tput_mb_s,cqe_gap_sw_ns,cqe_gap_hw_ns,hw_ns,post_to_cqe_ns,cqe_to_poll_ns"

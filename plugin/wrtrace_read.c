@@ -33,6 +33,8 @@ static int bad(struct reader *rd, const char *fmt, ...)
 	return -1;
 }
 
+/* Integers in both formats are 0..INT64_MAX (JSON Lines holds them as
+ * jansson's json_int_t), so a file converts either way. */
 static int parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
@@ -41,7 +43,7 @@ static int parse_u64(const char *s, uint64_t *v)
 		return -1;
 	errno = 0;
 	*v = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
+	return errno || *end || *v > INT64_MAX ? -1 : 0;
 }
 
 static int parse_i64(const char *s, int64_t *v)
@@ -227,6 +229,10 @@ static int csv_meta(struct reader *rd, char *line)
 		case WRT_F_STR:
 			if (strlen(v) >= k->size)
 				return bad(rd, "%s: longer than %zu bytes", k->key, k->size - 1);
+			for (const char *c = v; *c; c++)
+				if (!wrt_csv_token_char(*c))
+					return bad(rd, "%s: character 0x%02x is never written there", k->key,
+						   (unsigned char)*c);
 			strcpy(p, strcmp(v, "-") ? v : "");
 			break;
 		case WRT_F_DBL:
@@ -344,33 +350,13 @@ static int csv_row(struct reader *rd, char *line)
 	return rec_add(rd, &r);
 }
 
-static int read_csv(struct reader *rd, FILE *f)
+static int csv_line(struct reader *rd, char *line)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-
-	while (!rc && (len = getline(&line, &cap, f)) >= 0) {
-		rd->line++;
-		if (len == 0 || line[len - 1] != '\n') {
-			rc = bad(rd, "last line is not terminated (truncated file?)");
-			break;
-		}
-		line[len - 1] = '\0';
-		if (strlen(line) != (size_t)len - 1)
-			rc = bad(rd, "NUL byte in line");
-		else if (rd->line == 1)
-			rc = strcmp(line, WRT_CSV_MAGIC) ? bad(rd, "not a wrtrace CSV file (want '%s')", WRT_CSV_MAGIC) : 0;
-		else if (rd->line == 2)
-			rc = strcmp(line, WRT_CSV_HEADER) ? bad(rd, "column header differs from '%s'", WRT_CSV_HEADER) : 0;
-		else if (line[0] == '#')
-			rc = csv_meta(rd, line);
-		else
-			rc = csv_row(rd, line);
-	}
-	free(line);
-	return rc;
+	if (rd->line == 1)
+		return strcmp(line, WRT_CSV_MAGIC) ? bad(rd, "not a wrtrace CSV file (want '%s')", WRT_CSV_MAGIC) : 0;
+	if (rd->line == 2)
+		return strcmp(line, WRT_CSV_HEADER) ? bad(rd, "column header differs from '%s'", WRT_CSV_HEADER) : 0;
+	return line[0] == '#' ? csv_meta(rd, line) : csv_row(rd, line);
 }
 
 /* ---------------------------------------------------------- JSON Lines -- */
@@ -511,7 +497,7 @@ static int json_row(struct reader *rd, json_t *o)
 	return rec_add(rd, &r);
 }
 
-static int json_one(struct reader *rd, const char *line)
+static int json_line(struct reader *rd, char *line)
 {
 	json_error_t je;
 	json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
@@ -537,7 +523,11 @@ static int json_one(struct reader *rd, const char *line)
 	return rc;
 }
 
-static int read_jsonl(struct reader *rd, FILE *f)
+/* ------------------------------------------------------------------------ */
+
+/* Every line of the file, terminated and free of NUL bytes, to one_line
+ * (without its newline). */
+static int read_lines(struct reader *rd, FILE *f, int (*one_line)(struct reader *, char *))
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -546,30 +536,30 @@ static int read_jsonl(struct reader *rd, FILE *f)
 
 	while (!rc && (len = getline(&line, &cap, f)) >= 0) {
 		rd->line++;
-		if (len == 0 || line[len - 1] != '\n')
+		if (len == 0 || line[len - 1] != '\n') {
 			rc = bad(rd, "last line is not terminated (truncated file?)");
+			break;
+		}
+		line[len - 1] = '\0';
+		if (strlen(line) != (size_t)len - 1)
+			rc = bad(rd, "NUL byte in line");
 		else
-			rc = json_one(rd, line);
+			rc = one_line(rd, line);
 	}
 	free(line);
 	return rc;
 }
 
-int wrt_read(const char *path, struct wrt_trace *t, char *err, size_t err_len)
+int wrt_read_stream(FILE *f, const char *name, struct wrt_trace *t, char *err, size_t err_len)
 {
-	struct reader rd = { .path = path, .t = t, .err = err, .err_len = err_len };
-	FILE *f = fopen(path, "r");
+	struct reader rd = { .path = name, .t = t, .err = err, .err_len = err_len };
 	int c, rc;
 
 	memset(t, 0, sizeof(*t));
-	if (!f) {
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
-		return -1;
-	}
 	c = getc(f);
 	ungetc(c, f);
 	t->jsonl = c == '{';
-	rc = t->jsonl ? read_jsonl(&rd, f) : read_csv(&rd, f);
+	rc = read_lines(&rd, f, t->jsonl ? json_line : csv_line);
 	if (!rc && ferror(f))
 		rc = bad(&rd, "read error: %s", strerror(errno));
 	if (!rc && rd.line == 0)
@@ -578,9 +568,23 @@ int wrt_read(const char *path, struct wrt_trace *t, char *err, size_t err_len)
 		rc = bad(&rd, "no run in the file");
 	if (!rc)
 		rc = run_check(&rd);
-	fclose(f);
 	if (rc)
 		wrt_trace_free(t);
+	return rc;
+}
+
+int wrt_read(const char *path, struct wrt_trace *t, char *err, size_t err_len)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		memset(t, 0, sizeof(*t));
+		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = wrt_read_stream(f, path, t, err, err_len);
+	fclose(f);
 	return rc;
 }
 

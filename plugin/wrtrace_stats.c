@@ -56,11 +56,16 @@ void wrt_derive(const struct wrt_rec *r, const struct wrt_meta *m, struct wrt_ga
 		}
 	}
 	if (d->has_lat && (r->flags & WRT_HW) && m->has_fit) {
-		int64_t cqe = (int64_t)llround(pt_plugin_hw_to_sw(&m->fit, r->hw_ns));
+		/* a fit that maps the NIC time off the int64 ns range (a broken
+		 * fit, or a damaged file) gives no split rather than garbage */
+		double sw = pt_plugin_hw_to_sw(&m->fit, r->hw_ns);
+		int64_t cqe = sw > -0x1p62 && sw < 0x1p62 ? (int64_t)llround(sw) : 0;
 
-		d->has_split = true;
-		d->post_to_cqe_ns = cqe - (int64_t)r->t_post;
-		d->cqe_to_poll_ns = (int64_t)r->t_comp - cqe;
+		d->has_split = sw > -0x1p62 && sw < 0x1p62 &&
+			       !__builtin_sub_overflow(cqe, (int64_t)r->t_post, &d->post_to_cqe_ns) &&
+			       !__builtin_sub_overflow((int64_t)r->t_comp, cqe, &d->cqe_to_poll_ns);
+		if (!d->has_split)
+			d->post_to_cqe_ns = d->cqe_to_poll_ns = 0;
 	}
 	/* the same rule as the recorder's hot path (retire_own) */
 	if (!gaps || !(r->flags & WRT_CQE))

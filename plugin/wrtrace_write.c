@@ -78,7 +78,7 @@ static int fail(char *err, size_t err_len, const char *fmt, ...)
 	return -1;
 }
 
-/* Metadata values are single CSV tokens: no blanks, no quotes. */
+/* Metadata values are single CSV tokens: no blanks, no quotes; "-" is "". */
 static void csv_token(FILE *f, const char *s)
 {
 	if (!*s) {
@@ -86,7 +86,7 @@ static void csv_token(FILE *f, const char *s)
 		return;
 	}
 	for (; *s; s++)
-		fputc((*s > ' ' && *s < 127 && *s != '"' && *s != '#') ? *s : '_', f);
+		fputc(wrt_csv_token_char(*s) ? *s : '_', f);
 }
 
 /* Name of an enum value; a value without a name is written as a number. */
@@ -230,25 +230,20 @@ static int json_line(FILE *f, json_t *o)
 	return rc;
 }
 
-int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_meta *m,
-		  const struct wrt_rec *recs, uint64_t n, char *err, size_t err_len)
+int wrt_write_stream(FILE *f, bool jsonl, bool header, const struct wrt_meta *m,
+		     const struct wrt_rec *recs, uint64_t n)
 {
-	FILE *f = fopen(path, append ? "a" : "w");
-	static char buf[1 << 20];
 	struct wrt_gaps gaps = { 0 };
 	int rc = 0;
 
-	if (!f)
-		return fail(err, err_len, "cannot write trace %s: %s", path, strerror(errno));
-	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	if (!jsonl) {
-		if (!append)
+		if (header)
 			fprintf(f, "%s\n%s\n", WRT_CSV_MAGIC, WRT_CSV_HEADER);
 		csv_meta(f, m);
 		for (uint64_t i = 0; i < n; i++)
 			csv_row(f, m, &recs[i], &gaps);
 	} else {
-		if (!append)
+		if (header)
 			rc = json_line(f, json_pack("{s:s, s:i}", "type", "wrtrace", "version",
 						    WRT_FORMAT_VERSION));
 		if (!rc)
@@ -256,6 +251,20 @@ int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_me
 		for (uint64_t i = 0; !rc && i < n; i++)
 			rc = json_line(f, json_row(m, &recs[i], &gaps));
 	}
+	return rc;
+}
+
+int wrt_write_run(const char *path, bool jsonl, bool append, const struct wrt_meta *m,
+		  const struct wrt_rec *recs, uint64_t n, char *err, size_t err_len)
+{
+	FILE *f = fopen(path, append ? "a" : "w");
+	static char buf[1 << 20];
+	int rc;
+
+	if (!f)
+		return fail(err, err_len, "cannot write trace %s: %s", path, strerror(errno));
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
+	rc = wrt_write_stream(f, jsonl, !append, m, recs, n);
 	if (ferror(f))
 		rc = -1;
 	if (fclose(f) || rc) {

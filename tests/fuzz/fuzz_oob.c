@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The real OOB read loops (oob.c) against a peer whose bytes come from the
- * fuzzer: the preamble, keys, barriers and the BW report, in session order.
- * fuzz-sources: perftest/wire.c perftest/oob.c perftest/clock.c
+ * fuzzer: the preamble (with N when the peer is 6.28), keys, barriers and
+ * the BW report, in session order.
+ * fuzz-sources: perftest/wire.c perftest/oob.c perftest/clock.c perftest/negotiate.c
  * fuzz-cflags: -Wl,--wrap=recv -Wl,--wrap=send
  * fuzz-flags: -max_len=1024
  *
@@ -105,6 +106,13 @@ static int preamble(struct pt_oob *c, int dont_xchg, int local_mtu)
 		if (failed(c, pt_oob_xchg_mtu(c, &mtu)))
 			return -1;
 		FUZZ_ASSERT(mtu >= 1 && mtu <= local_mtu);
+	}
+	if (c->peer.negotiate) {
+		struct pt_negotiate mine = { .v = { [PT_NEG_SIZE_F] = 65536, [PT_NEG_ITERS] = 5000,
+						   [PT_NEG_NUM_QPS] = 1 } }, theirs;
+
+		if (failed(c, pt_oob_xchg_negotiate(c, &mine, &theirs)))
+			return -1;
 	}
 	return 0;
 }

@@ -45,7 +45,7 @@ static void check_rules(const char *peer, const char *ours)
 	if (rc) {
 		FUZZ_ASSERT(r.why[0] != '\0');
 	} else {
-		FUZZ_ASSERT(r.ver >= 5.70 && !r.negotiate);
+		FUZZ_ASSERT(r.ver >= 5.70);
 		/* every compatible peer gets the modern message sizes */
 		FUZZ_ASSERT(r.sysdata && r.mtu_xchg);
 		FUZZ_ASSERT(r.mtu_msg_size == 2 && r.iters_size == 8);
@@ -53,7 +53,10 @@ static void check_rules(const char *peer, const char *ours)
 	/* the size rules only ever grow with the version */
 	FUZZ_ASSERT(!r.sysdata || r.mtu_xchg);
 	FUZZ_ASSERT(r.iters_size == 4 || r.mtu_msg_size == 2);
-	FUZZ_ASSERT(!r.negotiate || r.peer_is_628plus);
+	/* N is spoken only when a side is 6.28+, always with a 6.28 peer */
+	FUZZ_ASSERT(!r.negotiate || r.peer_is_628plus || atof(ours ? ours : "") >= 6.28);
+	if (r.ver >= 6.28 && r.ver < 6.29)
+		FUZZ_ASSERT(r.negotiate);
 }
 
 static void check_mtu(const uint8_t *msg, size_t avail, size_t msg_size)

@@ -1,0 +1,107 @@
+#!/bin/bash
+# Each of our eight tools once between two nodes with both sides under
+# valgrind memcheck (RC, -n 20): a tool passes when both sides exit 0, the
+# client prints its result row, and valgrind reports no error and no
+# definitely lost block on either side. Suppressions, if any, are in
+# tests/lab/valgrind.supp (each entry says why it is not our bug); none are
+# needed: Debian's libibverbs is built with valgrind client requests that
+# mark what the kernel writes back as defined, the rxe provider's queues are
+# mmap'ed (defined), and libibverbs' cached device list is only "possibly
+# lost", which is not counted.
+# valgrind runs from the host root shared into the guests, with its
+# /usr/libexec/valgrind and libc6-dbg's /usr/lib/debug (ld.so's symbols,
+# which valgrind needs) at the same paths.
+# valgrind is slow under TCG: pairs run LABTEST_VG_JOBS (default 4) at a
+# time, servers alternating between the nodes so both guests' CPUs work, and
+# the clients start with their servers (they retry the connection).
+. "$(dirname "$0")/lib.sh"
+lab_require 2
+command -v valgrind >/dev/null || skip "valgrind is not installed (ci/deps installs it)"
+SUPP=$top/tests/lab/valgrind.supp
+VG=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+    --num-callers=30 --vgdb=no)
+[[ -f $SUPP ]] && VG+=(--suppressions="$SUPP")
+read -ra TOOLS <<<"${LABTEST_VG_TOOLS:-send_bw send_lat write_bw write_lat read_bw read_lat atomic_bw atomic_lat}"
+JOBS=${LABTEST_VG_JOBS:-4}
+ITERS=20
+WAIT=600   # per side; a side under valgrind takes 20-30 s of guest CPU under TCG
+
+# side NAME NODE ARGS...: one side under valgrind; output in $T/NAME, exit status in $T/NAME.rc.
+side() {
+	local name=$1 node=$2
+	shift 2
+	timeout -k 10 $((WAIT + 30)) "$LAB" exec "$node" --timeout "$WAIT" -- \
+		"${VG[@]}" "$@" >"$T/$name" 2>&1
+	echo $? >"$T/$name.rc"
+}
+
+# pair TOOL PORT SERVER-NODE CLIENT-NODE: both sides at once.
+pair() {
+	local tool=$1 port=$2 sn=$3 cn=$4
+	local args=(-d rxe0 -x "$GIDX" -F -n "$ITERS" --oob_timeout=$((WAIT - 60)) -p "$port")
+	side "$tool.srv" "$sn" "$OURS/ib_$tool" "${args[@]}" &
+	side "$tool.cli" "$cn" "$OURS/ib_$tool" "${args[@]}" "$("$LAB" addr "$sn")"
+	wait
+}
+
+# vg_verdict FILE: what valgrind says is wrong in FILE, or nothing.
+vg_verdict() {
+	local errors lost
+	errors=$(sed -n 's/^==[0-9]*== ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$1" | tail -n 1)
+	lost=$(sed -n 's/^==[0-9]*==  *definitely lost: \([0-9,]*\) bytes.*/\1/p' "$1" | tail -n 1)
+	[[ -n $errors ]] || { echo "no valgrind summary"; return; }
+	((errors == 0)) || echo -n "$errors errors "
+	[[ -z $lost || $lost == 0 ]] || echo -n "$lost bytes definitely lost"
+}
+
+# show_vg FILE: valgrind's reports (not its banner or summaries), bounded.
+show_vg() {
+	grep -E '^==[0-9]+== ' "$1" | grep -vE '== (Memcheck|Copyright|Using Valgrind|Command|For lists|To see them|Reachable blocks|Rerun with)' |
+		sed 's/^==[0-9]*== //' | grep -v '^$' | head -n 80 | sed 's/^/    | /' >&2
+}
+
+# guest_cpu NODE: CPU seconds its QEMU has used. On a loaded host the wall
+# time says little; the guests' CPU time is what this test costs.
+guest_cpu() {
+	local pid
+	pid=$(cat "${PTLAB_DIR:-/var/tmp/ptlab}/node$1.pid" 2>/dev/null) &&
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) / hz }' "/proc/$pid/stat" 2>/dev/null ||
+		echo 0
+}
+
+t0=$SECONDS c1=$(guest_cpu 1) c2=$(guest_cpu 2)
+port=18700
+for ((i = 0; i < ${#TOOLS[@]}; i += JOBS)); do
+	for ((j = i; j < i + JOBS && j < ${#TOOLS[@]}; j++)); do
+		port=$((port + 1))
+		if ((j % 2)); then pair "${TOOLS[j]}" "$port" 2 1 & else pair "${TOOLS[j]}" "$port" 1 2 & fi
+	done
+	wait
+done
+note "$((SECONDS - t0)) s for ${#TOOLS[@]} tools, $JOBS at a time (accel $(cat "${PTLAB_DIR:-/var/tmp/ptlab}/accel" 2>/dev/null));" \
+	"guest CPU: node 1 $(($(guest_cpu 1) - c1)) s, node 2 $(($(guest_cpu 2) - c2)) s; host load $(cut -d' ' -f1 /proc/loadavg)"
+
+for tool in "${TOOLS[@]}"; do
+	why=
+	for s in srv cli; do
+		f=$T/$tool.$s rc=$(cat "$T/$tool.$s.rc" 2>/dev/null)
+		v=$(vg_verdict "$f")
+		[[ -n $v ]] && why+="${why:+; }$s: valgrind: $v"
+		[[ -z $v && $rc != 0 ]] && why+="${why:+; }$s: exit ${rc:-?}"
+	done
+	[[ -z $why ]] && ! result_rows "$T/$tool.cli" | awk -v n=$ITERS '$2 == n { ok = 1 } END { exit !ok }' &&
+		why="client: no result row with $ITERS iterations"
+	if [[ -z $why ]]; then
+		result pass "valgrind/$tool"
+		supp=$(sed -n 's/.*ERROR SUMMARY: .*(suppressed: \([0-9]*\) from.*/\1/p' "$T/$tool.srv" "$T/$tool.cli" |
+			awk '{ n += $1 } END { print n + 0 }')
+		note "valgrind/$tool: 0 errors, 0 bytes definitely lost on both sides ($supp suppressed)"
+	else
+		result fail "valgrind/$tool" "$why"
+		for s in srv cli; do
+			echo "  $tool $s:" >&2
+			show_vg "$T/$tool.$s"
+			grep -vE '^==[0-9]+==' "$T/$tool.$s" | tail -n 15 | sed 's/^/    > /' >&2
+		done
+	fi
+done
