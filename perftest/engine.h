@@ -166,7 +166,8 @@ uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c);
 struct pt_hist;
 struct pt_lat_meas {
 	uint64_t *stamps;           /* iteration mode: post time of each iteration */
-	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX */
+	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX, and
+	                             * in duration mode (the window's round trips) */
 	uint64_t t_prev;            /* with hist: the previous post time */
 	uint64_t n;                 /* stamps taken */
 	uint64_t iters;             /* duration mode: round trips inside the window */

@@ -45,6 +45,43 @@ static void to_clock_units(struct pt_lat_result *r)
 		*v[i] *= 1000.0;
 }
 
+/* Duration mode: upstream's row (average and transactions/s), then our
+ * percentiles of the window's round trips in a table of their own. */
+static int report_lat_dur(struct pt_ctx *c, const struct pt_lat_meas *m)
+{
+	const struct pt_report_params *rp = &c->p->report;
+	unsigned rtt = rtt_factor(c);
+	struct pt_lat_dur_result dr = { 0 };
+	int rc;
+
+	if ((rc = pt_lat_duration_compute(c->size, m->iters, m->elapsed_ns, rtt, &dr))) {
+		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
+		return -1;
+	}
+	/* no percentiles only when no round trip ended inside the window */
+	pt_lat_duration_percentiles(m->hist, rtt, &dr);
+	if (rp->report_cycles) {
+		double *v[] = { &dr.t_avg, &dr.t_min, &dr.p50, &dr.p90, &dr.p99, &dr.p99_9,
+				&dr.p99_99, &dr.p99_999, &dr.max };
+
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+			*v[i] *= 1000.0;
+	}
+	if (rp->output == PT_OUTPUT_FULL) {
+		pt_report_lat_dur_row(stdout, &dr);
+		if (dr.has_pct) {
+			printf(PT_RESULT_LINE);
+			pt_report_lat_dur_pct(stdout, &dr);
+		}
+	} else {
+		pt_report_lat_dur_number(stdout, (enum pt_output_mode)rp->output, &dr);
+	}
+	if (c->json)
+		pt_json_add_lat_dur(c->json, &dr);
+	fflush(stdout);
+	return 0;
+}
+
 static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 {
 	const struct pt_report_params *rp = &c->p->report;
@@ -55,21 +92,8 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 	uint64_t n, *d;
 	int rc;
 
-	if (c->p->traffic.test_type == PT_TEST_DURATION) {
-		struct pt_lat_dur_result dr;
-
-		if ((rc = pt_lat_duration_compute(c->size, m->iters, m->elapsed_ns, rtt, &dr))) {
-			fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
-			return -1;
-		}
-		if (rp->output == PT_OUTPUT_FULL)
-			pt_report_lat_dur_row(stdout, &dr);
-		else
-			pt_report_lat_dur_number(stdout, (enum pt_output_mode)rp->output, &dr);
-		if (c->json)
-			pt_json_add_lat_dur(c->json, &dr);
-		return 0;
-	}
+	if (c->p->traffic.test_type == PT_TEST_DURATION)
+		return report_lat_dur(c, m);
 	if (m->hist) {
 		rc = pt_hist_stats(m->hist, &st);
 	} else {

@@ -7,7 +7,8 @@
  *  - read_lat / atomic_lat: the client alone, one READ or atomic at a time.
  * Iteration i's post time is stamped; samples are the differences of
  * consecutive stamps (one round trip each). Duration mode counts the round
- * trips inside the window instead. Every wait is bounded. */
+ * trips that end inside the window and records them in a histogram
+ * (bounded memory, results.h). Every wait is bounded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,7 @@ static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
 	r->duration = p->traffic.test_type == PT_TEST_DURATION;
 	r->last_progress = pt_now_ns();
 	r->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * 1000000000ull : UINT64_MAX;
-	if (r->duration)
-		return 0;
-	if (iters > PT_LAT_RAW_MAX) {
+	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
 			fprintf(stderr, " Couldn't allocate the latency histogram\n");
@@ -88,25 +87,27 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	return true;
 }
 
-/* Iteration i posts now: stamp it, or count it inside the window. */
+/* Iteration i posts now: stamp it; in duration mode only the round trips
+ * that end inside the window count. */
 static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
 {
-	if (r->m->hist) {
-		if (i)
-			pt_hist_record(r->m->hist, now - r->m->t_prev);
-		r->m->t_prev = now;
-		r->m->n = i + 1;
-		return;
+	struct pt_lat_meas *m = r->m;
+	bool keep = !r->duration;
+
+	if (r->duration) {
+		if (!r->started)
+			lat_start(r, now);
+		keep = now >= r->t_sample && now < r->t_stop;
+		m->iters += keep;
 	}
-	if (!r->duration) {
-		r->m->stamps[i] = now;
-		r->m->n = i + 1;
-		return;
+	if (m->hist) {
+		if (i && keep)
+			pt_hist_record(m->hist, now - m->t_prev);
+		m->t_prev = now;
+	} else {
+		m->stamps[i] = now;
 	}
-	if (!r->started)
-		lat_start(r, now);
-	if (now >= r->t_sample && now < r->t_stop)
-		r->m->iters++;
+	m->n = i + 1;
 }
 
 /* Spin on one CQ until a completion (1), the end of the run (0) or an
