@@ -113,7 +113,7 @@ static const struct pt_optdef optdefs[] = {
 	    "Post with ibv_post_send"),
 	OPT(NEW_POST_SEND, 0, "use_new_post_send", false, 0, NULL,
 	    "Post with the ibv_wr_* API (default)"),
-	OPT(CONNECTIONLESS, 0, "connectionless", false, PT_OPTG_MCAST, NULL,
+	OPT(CONNECTIONLESS, 0, "connectionless", false, PT_OPTG_MCAST_RX, NULL,
 	    "Multicast receiver (-g) with no peer and no OOB exchange: an extra receiver"),
 	/* Test only: announce STR as our version (lab tests of old/new peers). */
 	{ PT_OPT_ANNOUNCE_VERSION, 0, "announce_version", NULL, true, 0, PT_OPTF_HIDDEN,

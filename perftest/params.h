@@ -65,6 +65,7 @@ enum pt_option_group {
 	PT_OPTG_ATOMIC_TYPE = 1u << 6, /* -A */
 	PT_OPTG_MCAST = 1u << 7,       /* -g -M */
 	PT_OPTG_RX_DEPTH = 1u << 8,    /* -r */
+	PT_OPTG_MCAST_RX = 1u << 9,    /* --connectionless (a BW receiver) */
 };
 
 /* One tool: what it measures and which options it takes. */
