@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "engine.h"
 #include "json.h"
 #include "tool.h"
@@ -122,6 +123,14 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 	return 0;
 }
 
+/* send_lat -g with one group for both sides: say what was left out. */
+static void report_mcast_own(const struct pt_ctx *c, const struct pt_lat_meas *m)
+{
+	if (m->mcast_own && c->p->report.output == PT_OUTPUT_FULL)
+		printf(" Multicast: %llu of our own messages came back from the group;"
+		       " they are not counted\n", (unsigned long long)m->mcast_own);
+}
+
 static void result_header(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
@@ -175,6 +184,8 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 		rc = loop(c, &m);
 		if (!rc && !pt_interrupted)
 			rc = report_lat(c, &m);
+		if (!rc && !pt_interrupted)
+			report_mcast_own(c, &m);
 		if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 			rc = -1;
 		pt_lat_meas_free(&m);
@@ -184,15 +195,33 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 	return 0;
 }
 
+/* -g (facts 1.5, 3.2): each side attaches to its own group and advertises
+ * it in its keys; the client's is one more in the last byte unless -M
+ * names the group. After the keys, each sends to the peer's group. */
+static int send_lat_mcast_join(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+
+	memcpy(c->mgid, p->mcast.mgid, 16);
+	if (p->oob.is_client && !p->mcast.mgid_given)
+		c->mgid[15]++;
+	return pt_mcast_attach(c);
+}
+
 /* ib_send_lat: keys, connect, K0, keys; per size receives, K0, ping-pong. */
 int pt_send_lat_flow(struct pt_ctx *c)
 {
-	if (c->p->mcast.enabled) {
-		fprintf(stderr, "option -g is not supported by this build for ib_send_lat\n");
+	bool mcast = c->p->mcast.enabled;
+
+	if (pt_tool_prepare(c) || (mcast && send_lat_mcast_join(c)) ||
+	    pt_session_print_header(c) || pt_session_xchg_keys(c, false))
 		return PT_EXIT_FAIL;
+	if (mcast) {
+		if (pt_mcast_check_route(c, c->rem_keys[0].gid))
+			return PT_EXIT_FAIL;
+		usleep(50000);
 	}
-	if (pt_tool_prepare(c) || pt_session_print_header(c) || pt_session_xchg_keys(c, false) ||
-	    pt_qps_connect(c, true) || pt_session_barrier(c) || pt_session_xchg_keys(c, true))
+	if (pt_qps_connect(c, true) || pt_session_barrier(c) || pt_session_xchg_keys(c, true))
 		return PT_EXIT_FAIL;
 	result_header(c);
 	if (run_sizes(c, pt_run_lat_send, true, true))

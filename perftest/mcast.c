@@ -79,6 +79,19 @@ int pt_mcast_check_route(struct pt_ctx *c, const uint8_t mgid[16])
 	return rc;
 }
 
+bool pt_mcast_own(const struct pt_ctx *c, const struct ibv_wc *wc, const uint8_t *grh)
+{
+	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!c->mcast_attached || wc->src_qp != c->qps[0].qp->qp_num || !(wc->wc_flags & IBV_WC_GRH))
+		return false;
+	/* RoCE v2 over IPv4: the IPv4 header fills the last 20 bytes of the
+	 * GRH room, its source address at offset 12 */
+	if (c->is_roce && !memcmp(c->gid.raw, v4_prefix, 12))
+		return !memcmp(grh + 20 + 12, &c->gid.raw[12], 4);
+	return !memcmp(grh + 8, c->gid.raw, 16);   /* the GRH's SGID */
+}
+
 void pt_mcast_detach(struct pt_ctx *c)
 {
 	union ibv_gid mgid;
