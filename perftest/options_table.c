@@ -85,7 +85,8 @@ static const struct pt_optdef optdefs[] = {
 	    "GID index to use (default: none on IB, automatic on RoCE)"),
 	OPT(COMM_RDMA_CM, 'z', "comm_rdma_cm", false, 0, NULL,
 	    "Exchange connection data over rdma_cm (data QPs are still regular QPs)"),
-	OPT(CPU_UTIL, 0, "cpu_util", false, 0, NULL,
+	/* latency tools have no CPU column: refused there, not ignored */
+	OPT(CPU_UTIL, 0, "cpu_util", false, PT_OPTG_BW, NULL,
 	    "Show CPU utilization in the report (duration mode only)"),
 	OPT(DONT_XCHG, 0, "dont_xchg_versions", false, 0, NULL,
 	    "Do not exchange versions and MTU with the other side"),

@@ -56,7 +56,7 @@ enum pt_output {
 /* Option groups a tool may accept (struct pt_tool.option_groups). An option
  * outside the tool's groups is refused by the parser and left out of -h. */
 enum pt_option_group {
-	PT_OPTG_BW = 1u << 0,          /* -b -l -q -Q -N -t --run_infinitely ... */
+	PT_OPTG_BW = 1u << 0,          /* -b -l -q -Q -N -t --run_infinitely --cpu_util ... */
 	PT_OPTG_LAT = 1u << 1,         /* -C -H -U */
 	PT_OPTG_ALL_SIZES = 1u << 2,   /* -a */
 	PT_OPTG_EVENTS = 1u << 3,      /* -e */

@@ -243,8 +243,9 @@ static void test_duration_rules(void **state)
 	assert_int_equal(r->p.traffic.margin, 4);
 	r = ok(&pt_tool_send_bw, "-D 1 host");
 	assert_int_equal(r->p.traffic.margin, 0);
-	r = ok(&pt_tool_read_lat, "-D 3 --cpu_util host");
+	r = ok(&pt_tool_read_bw, "-D 3 --cpu_util host");
 	assert_true(r->p.report.cpu_util);
+	bad(&pt_tool_read_lat, "-D 3 --cpu_util host", "option --cpu_util is not available in ib_read_lat");
 	bad(&pt_tool_send_bw, "-D 4 -f 2 host", "please check that DURATION > 2*MARGIN");
 	bad(&pt_tool_send_bw, "-D 10 -f 5 host", "please check that DURATION > 2*MARGIN");
 	bad(&pt_tool_send_bw, "-f 2 host", "only valid with -D");
