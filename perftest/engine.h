@@ -105,8 +105,7 @@ void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
 int pt_qps_connect(struct pt_ctx *c, bool will_send);
 /* Post n receives on QP i (UD adds the GRH room). */
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
-/* UD: where the GRH of QP i's receives lands (latency tools: one address). */
-const uint8_t *pt_recv_grh(const struct pt_ctx *c, int i);
+
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
 
@@ -122,10 +121,10 @@ int pt_mcast_attach(struct pt_ctx *c);
 /* Sender: check the IPv4 group routes through the GID's netdev. */
 int pt_mcast_check_route(struct pt_ctx *c, const uint8_t mgid[16]);
 void pt_mcast_detach(struct pt_ctx *c);
-/* A receive on QP 0 that is our own multicast send, delivered back by the
- * group we also joined (send_lat with one group for both sides): our QPN
- * and our GID as the source in the GRH at grh. */
-bool pt_mcast_own(const struct pt_ctx *c, const struct ibv_wc *wc, const uint8_t *grh);
+/* A side that sends to a group it also joined (send_lat with one group):
+ * leave our own source out of the IPv4 membership, so the IP stack does not
+ * hand our messages back to our QP as if the peer had sent them. */
+int pt_mcast_block_own(struct pt_ctx *c);
 
 /* session.c ------------------------------------------------------------------------ */
 /* Connect the OOB channel and run the preamble V, S1/S2, M (facts 1.5). */
@@ -178,7 +177,6 @@ struct pt_lat_meas {
 	uint64_t n;                 /* stamps taken */
 	uint64_t iters;             /* duration mode: round trips inside the window */
 	uint64_t elapsed_ns;        /* duration mode: the window */
-	uint64_t mcast_own;         /* send_lat -g: our own messages the group sent back */
 };
 int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m);
 int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m);

@@ -123,13 +123,6 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 	return 0;
 }
 
-/* send_lat -g with one group for both sides: say what was left out. */
-static void report_mcast_own(const struct pt_ctx *c, const struct pt_lat_meas *m)
-{
-	if (m->mcast_own && c->p->report.output == PT_OUTPUT_FULL)
-		printf(" Multicast: %llu of our own messages came back from the group;"
-		       " they are not counted\n", (unsigned long long)m->mcast_own);
-}
 
 static void result_header(struct pt_ctx *c)
 {
@@ -184,8 +177,6 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 		rc = loop(c, &m);
 		if (!rc && !pt_interrupted)
 			rc = report_lat(c, &m);
-		if (!rc && !pt_interrupted)
-			report_mcast_own(c, &m);
 		if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 			rc = -1;
 		pt_lat_meas_free(&m);
@@ -197,7 +188,8 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 
 /* -g (facts 1.5, 3.2): each side attaches to its own group and advertises
  * it in its keys; the client's is one more in the last byte unless -M
- * names the group. After the keys, each sends to the peer's group. */
+ * names the group. After the keys, each sends to the peer's group. With
+ * one group for both, our own messages must not come back to us. */
 static int send_lat_mcast_join(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
@@ -205,7 +197,7 @@ static int send_lat_mcast_join(struct pt_ctx *c)
 	memcpy(c->mgid, p->mcast.mgid, 16);
 	if (p->oob.is_client && !p->mcast.mgid_given)
 		c->mgid[15]++;
-	return pt_mcast_attach(c);
+	return pt_mcast_attach(c) || pt_mcast_block_own(c) ? -1 : 0;
 }
 
 /* ib_send_lat: keys, connect, K0, keys; per size receives, K0, ping-pong. */

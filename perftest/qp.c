@@ -123,22 +123,12 @@ static size_t cycle_offset(const struct pt_ctx *c, uint64_t k)
 	return (size_t)((k % (cycle / step)) * step);
 }
 
-/* UD: the 40-byte GRH lands first; the payload stays cache-line aligned. */
-static size_t ud_base(const struct pt_ctx *c)
-{
-	return (size_t)c->cache_line - PT_UD_GRH;
-}
-
-const uint8_t *pt_recv_grh(const struct pt_ctx *c, int i)
-{
-	return c->qps[i].recv_buf + ud_base(c);
-}
-
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n)
 {
 	struct pt_qp *q = &c->qps[i];
 	bool ud = c->p->conn.type == PT_CONN_UD;
-	size_t base = ud ? ud_base(c) : 0;
+	/* UD: the 40-byte GRH lands first; keep the payload cache-line aligned. */
+	size_t base = ud ? (size_t)c->cache_line - PT_UD_GRH : 0;
 
 	for (uint64_t j = 0; j < n; j++) {
 		uint64_t k = q->recv_posted;

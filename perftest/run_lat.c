@@ -203,26 +203,18 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 }
 
 
-/* send_lat: wait for the peer's message, record it, repost while more are
- * due. With -g our own messages may come back from a group both sides
- * joined: each is counted, its receive replaced, and the wait goes on. */
+/* send_lat: wait for the peer's message, record it, repost while more are due. */
 static int recv_one(struct lat_run *r, const char *side)
 {
 	struct pt_ctx *c = r->c;
 	struct ibv_wc wc;
-	bool own;
-	int rc;
+	int rc = wait_cq(r, c->recv_cq, side, &wc);
 
-	do {
-		if ((rc = wait_cq(r, c->recv_cq, side, &wc)) <= 0)
-			return rc;
-		pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, NULL);
-		own = pt_mcast_own(c, &wc, pt_recv_grh(c, 0));
-		r->m->mcast_own += own;
-		if ((r->duration || c->qps[0].recv_posted < c->p->traffic.iters + r->m->mcast_own) &&
-		    pt_post_recv(c, 0, 1))
-			return -1;
-	} while (own);
+	if (rc <= 0)
+		return rc;
+	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, NULL);
+	if ((r->duration || c->qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
+		return -1;
 	return 1;
 }
 
