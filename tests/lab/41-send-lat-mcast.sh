@@ -86,7 +86,8 @@ fi
 # Debian's 6.06 attaches its QP but never joins the IPv4 group, so on rxe
 # it receives nothing: as a server it waits forever after the table header
 # (it has no stall limit) while our client gives up after --oob_timeout.
-"$LAB" exec 1 --timeout 60 -- $U $A -M "$(m16 225.1.1.26)" -p $((port + 1)) > "$T/nohold.srv" 2>&1 & sp=$!
+# (stdbuf: 6.06 is killed, so its output must not wait in a buffer)
+"$LAB" exec 1 --timeout 60 -- stdbuf -oL $U $A -M "$(m16 225.1.1.26)" -p $((port + 1)) > "$T/nohold.srv" 2>&1 & sp=$!
 wait_listen 1 $((port + 1))
 "$LAB" exec 2 --timeout 60 -- $O $A -M 225.1.1.27 --oob_timeout 15 -p $((port + 1)) "$("$LAB" addr 1)" > "$T/nohold.cli" 2>&1; nrc=$?
 wait $sp; nrs=$?
