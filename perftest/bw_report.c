@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Bandwidth rows shared by every BW tool: the local row, the -b sum after
- * the report exchange (facts 1.7), and --run_infinitely's periodic rows. */
+ * the report exchange (facts 1.7), --run_infinitely's periodic rows, and
+ * the partial row of an interrupted run. */
 #include <stdio.h>
 #include "engine.h"
+#include "fault.h"
 #include "tool.h"
 
 int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
@@ -42,6 +44,7 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	}
 	/* -b: both sides swap their numbers and print the sum (facts 1.7). */
 	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
+	PT_TEST_STOP(PT_STAGE_REPORT);
 	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
 		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->oob));
 		return -1;
@@ -75,3 +78,22 @@ void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
 		pt_session_bw_row(c, &r);
 }
 
+
+/* SIGINT during a run: a row from the messages completed so far (no peak,
+ * no report exchange), marked partial so it is not taken for a full run. */
+void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
+{
+	const struct pt_params *p = c->p;
+	struct pt_bw_input in = {
+		.size = c->size, .iters = m->msgs, .msgs = m->msgs, .elapsed_ns = m->elapsed_ns,
+		.gbits = p->report.gbits, .post_list = 1, .cq_mod = 1,
+	};
+	struct pt_bw_result r;
+
+	pt_say_partial(c, m->msgs, p->traffic.iters * (uint64_t)c->num_qps, m->elapsed_ns, "messages");
+	if (!m->msgs || pt_bw_compute(&in, &r))
+		printf(" (nothing measured yet: no row)\n");
+	else
+		pt_session_bw_row(c, &r);
+	fflush(stdout);
+}

@@ -304,10 +304,27 @@ static int chan_recv(void *t, void *buf, size_t n, uint64_t deadline, char *why,
 	return 0;
 }
 
+/* The run loops' probe (fault.c): read pending cm events without waiting. */
+static int chan_peer_gone(void *t)
+{
+	struct pt_cm_chan *ch = t;
+	struct rdma_cm_event *ev;
+
+	while (!ch->gone && !rdma_get_cm_event(ch->ech, &ev)) {
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+		    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+			ch->gone = true;
+		rdma_ack_cm_event(ev);
+	}
+	return ch->gone;
+}
+
 static const struct pt_oob_msg_ops chan_ops = {
 	.send = chan_send,
 	.recv = chan_recv,
 	.close = chan_close,
+	.peer_gone = chan_peer_gone,
 };
 
 static struct pt_cm_chan *chan_new(char *why, size_t len)

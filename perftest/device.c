@@ -313,12 +313,8 @@ int pt_resources_create(struct pt_ctx *c)
 			return -1;
 		}
 	}
-	c->send_cq = ibv_create_cq(c->verbs, ncq_send > 0 ? ncq_send : 1, NULL, c->channel, 0);
-	c->recv_cq = ibv_create_cq(c->verbs, ncq_recv > 0 ? ncq_recv : 1, NULL, c->channel, 0);
-	if (!c->send_cq || !c->recv_cq) {
-		fprintf(stderr, " Couldn't create CQs: %s\n", strerror(errno));
+	if (pt_cqs_create(c, ncq_send > 0 ? ncq_send : 1, ncq_recv > 0 ? ncq_recv : 1))
 		return -1;
-	}
 	c->qps = calloc((size_t)c->num_qps, sizeof(*c->qps));
 	c->my_keys = calloc((size_t)c->num_qps, sizeof(*c->my_keys));
 	c->rem_keys = calloc((size_t)c->num_qps, sizeof(*c->rem_keys));
@@ -358,6 +354,7 @@ void pt_ctx_destroy(struct pt_ctx *c)
 		rdma_free_devices(c->cm_devices);   /* -R: c->verbs is rdma_cm's */
 	else if (c->verbs)
 		ibv_close_device(c->verbs);
+	free(c->hwclock);
 	free(c->buf);
 	free(c->qps);
 	free(c->my_keys);

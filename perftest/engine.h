@@ -12,6 +12,7 @@
 #include "oob.h"
 #include "wire.h"
 #include "report.h"
+#include "hwts.h"
 
 #define PT_UD_GRH 40            /* a UD receive buffer starts with the GRH */
 #define PT_QKEY 0x11111111u     /* upstream's default Q_Key */
@@ -67,6 +68,13 @@ struct pt_ctx {
 	struct ibv_context **cm_devices;
 	struct pt_cm_qps *cm_qps;
 
+	/* hardware CQE timestamps: with a plugin listening on a device that
+	 * stamps CQEs, both CQs are ex-CQs polled through these (hwts.h) */
+	bool hwts;
+	struct pt_cqx send_cqx, recv_cqx;
+	struct pt_hwclock *hwclock;
+	char hwts_note[160];        /* why there are none, for the run info */
+
 	/* multicast */
 	bool mcast_attached;
 	int igmp_fd;                /* socket holding the IPv4 group membership */
@@ -108,12 +116,36 @@ int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
 
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
+/* A completion's wr_id: the QP index and the WR's sequence on that QP. */
+int pt_wrid_qp(uint64_t wr_id);
+uint64_t pt_wrid_index(uint64_t wr_id);
 
 /* cm_qps.c: -R, data QPs created and connected by rdma_cm (facts 2.2) -------------- */
 /* Barrier, connect every QP (server: listen and accept), UD address
  * handshake, barrier. Called by pt_resources_create with -R. */
 int pt_cm_qps_connect(struct pt_ctx *c);
 void pt_cm_qps_destroy(struct pt_ctx *c);
+
+/* hwts_cq.c: CQs with hardware timestamps -------------------------------------- */
+#define PT_HWTS_ENV "PERFTEST_HWTS"   /* "off": plain CQs even when tracing */
+/* Create send_cq/recv_cq: ex-CQs with CQE timestamps when a plugin listens
+ * and the device stamps CQEs (then c->hwts), else plain ones. */
+int pt_cqs_create(struct pt_ctx *c, int ncq_send, int ncq_recv);
+int pt_poll_cq_hw(struct pt_ctx *c, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns);
+/* What the loops poll with: ibv_poll_cq, or with hardware timestamps the
+ * ex-CQ, hw_ns[k] then holding completion k's NIC time in ns. */
+static inline int pt_poll_cq(struct pt_ctx *c, bool recv, int n, struct ibv_wc *wc,
+			     uint64_t *hw_ns)
+{
+	if (__builtin_expect(!c->hwts, 1))
+		return ibv_poll_cq(recv ? c->recv_cq : c->send_cq, n, wc);
+	return pt_poll_cq_hw(c, recv, n, wc, hw_ns);
+}
+/* For the hooks: &hw_ns[k] when completion k has a NIC time, else NULL. */
+static inline const uint64_t *pt_hw_ns(const struct pt_ctx *c, const uint64_t *hw_ns, int k)
+{
+	return c->hwts ? &hw_ns[k] : NULL;
+}
 
 /* mcast.c -------------------------------------------------------------------------- */
 /* Receiver: attach QP 0 to the MGID (and join the IPv4 group on RoCE). */
@@ -129,6 +161,9 @@ int pt_mcast_block_own(struct pt_ctx *c);
 /* session.c ------------------------------------------------------------------------ */
 /* Connect the OOB channel and run the preamble V, S1/S2, M (facts 1.5). */
 int pt_session_start(struct pt_ctx *c);
+/* N with a 6.28+ peer (after the UD size clamp): every term must match;
+ * a mismatch is named with both values. No-op with other peers. */
+int pt_session_negotiate(struct pt_ctx *c);
 /* One key exchange per QP: fill my_keys, receive rem_keys. */
 int pt_session_xchg_keys(struct pt_ctx *c, bool print);
 int pt_session_barrier(struct pt_ctx *c);
@@ -153,6 +188,7 @@ struct pt_bw_meas {
 	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	pt_bw_period_fn on_period;  /* set by the caller before the run */
+	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */
 };
 /* trace.c: plugins and --trace (plugin/hooks.h) ----------------------------------- */
 /* Load PERFTEST_PLUGIN, --trace and --plugin; 0 or -1 (message printed). */
@@ -177,6 +213,7 @@ struct pt_lat_meas {
 	uint64_t n;                 /* stamps taken */
 	uint64_t iters;             /* duration mode: round trips inside the window */
 	uint64_t elapsed_ns;        /* duration mode: the window */
+	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
 };
 int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m);
 int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m);

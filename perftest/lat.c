@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "engine.h"
+#include "fault.h"
 #include "json.h"
 #include "tool.h"
 
@@ -112,7 +113,9 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 			print_samples(d, st.count, div, rp->report_cycles);
 		free(d);
 	}
-	if (rc || pt_lat_result_from_stats(&st, c->size, c->p->traffic.iters, rtt, &r)) {
+	/* an interrupted run reports the iterations it got through */
+	if (rc || pt_lat_result_from_stats(&st, c->size, m->interrupted ? m->n : c->p->traffic.iters,
+					   rtt, &r)) {
 		fprintf(stderr, " Can't produce a latency report from %llu samples\n",
 			(unsigned long long)(m->n ? m->n - 1 : 0));
 		return -1;
@@ -123,6 +126,17 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 	return 0;
 }
 
+/* SIGINT: a row from the samples taken so far, marked partial. */
+static void report_partial(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	pt_say_partial(c, c->p->traffic.test_type == PT_TEST_DURATION ? m->iters : m->n,
+		       c->p->traffic.iters, m->elapsed_ns, "iterations");
+	if (m->elapsed_ns || m->n > 1)
+		report_lat(c, m);
+	else
+		printf(" (nothing measured yet: no row)\n");
+	fflush(stdout);
+}
 
 static void result_header(struct pt_ctx *c)
 {
@@ -175,8 +189,10 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 		if (barrier && pt_session_barrier(c))
 			return -1;
 		rc = loop(c, &m);
-		if (!rc && !pt_interrupted)
+		if (!rc)
 			rc = report_lat(c, &m);
+		else if (m.interrupted)
+			report_partial(c, &m);
 		if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 			rc = -1;
 		pt_lat_meas_free(&m);

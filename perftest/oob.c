@@ -14,6 +14,20 @@
 #include "oob.h"
 
 #define RETRY_MS 100
+#define SLICE_MS 1000   /* longest poll() while a stop flag is watched */
+#define ATTEMPT_MS 1000 /* longest wait for one connect attempt's answer */
+
+static const volatile sig_atomic_t *stop_flag;
+
+void pt_oob_set_stop_flag(const volatile sig_atomic_t *flag)
+{
+	stop_flag = flag;
+}
+
+static int stopped(void)
+{
+	return stop_flag && *stop_flag;
+}
 
 /* The single place error texts are written; returns -err. */
 static int fail(struct pt_oob *c, int err, const char *fmt, ...)
@@ -107,6 +121,11 @@ static int wait_fd(int fd, short events, uint64_t deadline)
 
 		if (left == 0)
 			return 0;
+		if (stopped())
+			return -EINTR;
+		/* a signal landing just before poll() is seen after one slice */
+		if (stop_flag && (left < 0 || left > SLICE_MS))
+			left = SLICE_MS;
 		r = poll(&p, 1, left);
 		if (r > 0)
 			return 1;
@@ -249,11 +268,12 @@ static int try_connect(const struct addrinfo *ai, uint64_t deadline, int *out)
 	return 0;
 }
 
-/* Refused: nobody listens yet. A reset means a server existed and went
- * away (it serves one client only), so that is final. */
+/* Refused: nobody listens yet; timed out: the attempt's SYN or RST was
+ * lost. A reset means a server existed and went away (it serves one client
+ * only), so that is final. */
 static int retryable(int err)
 {
-	return err == ECONNREFUSED || err == EINTR || err == EAGAIN;
+	return err == ECONNREFUSED || err == ETIMEDOUT || err == EINTR || err == EAGAIN;
 }
 
 int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family)
@@ -270,11 +290,16 @@ int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family)
 		return r;
 	for (;;) {
 		for (ai = res; ai; ai = ai->ai_next) {
-			err = try_connect(ai, deadline, &c->fd);
+			/* A bounded attempt: a lost SYN or RST would leave it in the
+			 * kernel's SYN backoff (1, 3, 7 s...) past the moment the
+			 * server starts listening. */
+			uint64_t t = deadline_of(ATTEMPT_MS);
+
+			err = try_connect(ai, deadline && deadline < t ? deadline : t, &c->fd);
 			if (!err)
 				break;
 		}
-		if (!err || !retryable(err) || ms_left(deadline) == 0)
+		if (!err || !retryable(err) || ms_left(deadline) == 0 || stopped())
 			break;
 		/* The server may not be listening yet: try again shortly. */
 		r = ms_left(deadline);
@@ -282,6 +307,8 @@ int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family)
 		       1000);
 	}
 	freeaddrinfo(res);
+	if (err && stopped())
+		return fail(c, EINTR, "interrupted while connecting to %s port %d", host, port);
 	if (err && retryable(err))
 		return fail(c, ETIMEDOUT,
 			    "could not connect to %s port %d within %d ms: %s",
@@ -516,6 +543,45 @@ int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine)
 	struct pt_key dropped;
 
 	return xchg_key(c, use_gid, mine, &dropped, "barrier");
+}
+
+/* How long a server waits for the last 8 bytes of a 320-byte block after
+ * the first 312: the peer wrote them at once, and a 312-byte peer sends
+ * nothing more until it hears from us. */
+#define NEG_TAIL_WAIT_MS 500
+
+int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
+			  struct pt_negotiate *theirs)
+{
+	static const char what[] = "parameter negotiation block";
+	uint8_t out[PT_NEG_SIZE_MLX5DV], in[PT_NEG_SIZE_MLX5DV];
+	size_t n = PT_NEG_SIZE_MLX5DV;
+	int r;
+
+	if (c->is_server && !c->msg && c->fd >= 0) {
+		r = xfer(c, 0, in, PT_NEG_SIZE, what);
+		if (r)
+			return r;
+		if (wait_fd(c->fd, POLLIN, deadline_of(NEG_TAIL_WAIT_MS)) > 0) {
+			r = xfer(c, 0, in + PT_NEG_SIZE, n - PT_NEG_SIZE, what);
+			if (r)
+				return r;
+		} else {
+			n = PT_NEG_SIZE;
+		}
+		if (pt_neg_encode(mine, n, out) < 0)
+			return fail(c, EINVAL, "cannot encode our %s", what);
+		r = xfer(c, 1, out, n, what);
+	} else {
+		if (pt_neg_encode(mine, n, out) < 0)
+			return fail(c, EINVAL, "cannot encode our %s", what);
+		r = pt_oob_exchange(c, out, in, n, what);
+	}
+	if (r)
+		return r;
+	if (pt_neg_parse(in, n, theirs))
+		return fail(c, EPROTO, "peer sent an invalid %zu-byte %s (a value out of range)", n, what);
+	return 0;
 }
 
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,

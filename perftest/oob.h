@@ -4,9 +4,11 @@
  * every wait is bounded and short reads/writes are completed. */
 #ifndef PT_OOB_H
 #define PT_OOB_H
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "wire.h"
+#include "negotiate.h"
 
 #define PT_OOB_DEF_TIMEOUT_MS 60000
 
@@ -17,6 +19,8 @@ struct pt_oob_msg_ops {
 	int (*send)(void *t, const void *buf, size_t n, uint64_t deadline, char *why, size_t len);
 	int (*recv)(void *t, void *buf, size_t n, uint64_t deadline, char *why, size_t len);
 	void (*close)(void *t);
+	/* 1 once the peer has disconnected; never blocks, consumes no message */
+	int (*peer_gone)(void *t);
 };
 
 /* Errors are negative errno values: -ETIMEDOUT (peer silent), -ECONNRESET
@@ -46,6 +50,9 @@ int pt_oob_keepalive(struct pt_oob *c, int idle_s);
 /* Announce another version (tests fake old/new peers with this). */
 void pt_oob_set_version(struct pt_oob *c, const char *version);
 const char *pt_oob_strerror(const struct pt_oob *c);
+/* Every wait ends with -EINTR once *flag is non-zero (a signal handler sets
+ * it): SIGINT stops a tool blocked on its peer. NULL: signals are ignored. */
+void pt_oob_set_stop_flag(const volatile sig_atomic_t *flag);
 
 /* Server: bind (host NULL = any address; port 0 = ephemeral) and listen.
  * family is AF_INET, AF_INET6 or AF_UNSPEC. */
@@ -83,6 +90,11 @@ int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 /* K0: a key exchange used as a barrier; the peer's content is validated
  * and dropped. mine may be NULL (an all-zero key is sent). */
 int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
+/* N (6.28+ peers, only if c->peer.negotiate): our block in its 320-byte
+ * form; a TCP server answers a 312-byte block (a build without mlx5dv) in
+ * kind. The peer's block is parsed strictly, not compared. */
+int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
+			  struct pt_negotiate *theirs);
 /* R: five exchanges (size, iters, peak, avg, msg rate); a peer's figures
  * that pt_bw_report_check() refuses give -EPROTO. */
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,

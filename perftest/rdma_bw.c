@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "engine.h"
+#include "fault.h"
 #include "tool.h"
 
 static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last)
@@ -21,6 +22,8 @@ static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last
 	rc = pt_run_bw_send(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, !duplex, duplex, last);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
 	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);
@@ -37,6 +40,7 @@ static int server_flow(struct pt_ctx *c)
 	fflush(stdout);
 	if (pt_session_wait_peer_run(c))
 		return PT_EXIT_FAIL;
+	PT_TEST_STOP(PT_STAGE_REPORT);
 	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
 		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->oob));
 		return PT_EXIT_FAIL;
@@ -81,7 +85,10 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 		struct pt_bw_report mine = { last.size, last.iters, last.bw_peak, last.bw_avg,
 					     last.msg_rate }, theirs;
 
-		if (pt_session_barrier(c) || pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
+		if (pt_session_barrier(c))
+			return PT_EXIT_FAIL;
+		PT_TEST_STOP(PT_STAGE_REPORT);
+		if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
 			fprintf(stderr, " Failed to send the report to the server: %s\n",
 				pt_oob_strerror(&c->oob));
 			return PT_EXIT_FAIL;

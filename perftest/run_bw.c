@@ -3,7 +3,10 @@
  * flight per QP; the receiver reposts each receive it consumes. Iteration
  * mode counts every message; duration mode counts only the messages that
  * complete inside [margin, duration - margin]. Every wait is bounded: no
- * progress for the OOB timeout ends the run with an error. */
+ * progress for the OOB timeout ends the run with an error, and so does the
+ * peer's out-of-band connection closing (it died: on rxe an RC sender would
+ * otherwise retry forever, as retry_cnt 7 means "no limit" there). SIGINT
+ * ends the run with what was measured so far (m->interrupted). */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +14,10 @@
 #include "clock.h"
 #include "cpustat.h"
 #include "engine.h"
+#include "fault.h"
 #include "hooks.h"
 
 #define POLL_BATCH 16
-
-int pt_wrid_qp(uint64_t wr_id);
-uint64_t pt_wrid_index(uint64_t wr_id);
 
 /* Where a run is in time: before, inside or after the measured window.
  * --run_infinitely has no end and prints a row every period instead. */
@@ -140,30 +141,33 @@ void pt_bw_meas_free(struct pt_bw_meas *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int wc_error(const struct ibv_wc *wc, const char *side, const struct pt_ctx *c)
+/* No progress lately: -1 once the peer has gone or the run stalled (said on
+ * stderr), else 0. what/got/want describe how far the run got. */
+static int stalled(const struct pt_ctx *c, const struct window *w, uint64_t now, const char *what,
+		   uint64_t got, uint64_t want)
 {
-	int q = pt_wrid_qp(wc->wr_id);
-
-	fprintf(stderr, " Completion with error at %s\n Failed status %d: %s (wr_id 0x%llx, vendor_err 0x%x)\n",
-		side, wc->status, ibv_wc_status_str(wc->status), (unsigned long long)wc->wr_id,
-		wc->vendor_err);
-	if (q >= 0 && q < c->num_qps)
-		fprintf(stderr, " scnt=%llu, ccnt=%llu\n", (unsigned long long)c->qps[q].posted,
-			(unsigned long long)c->qps[q].completed);
-	return -1;
+	switch (pt_run_idle(c, now, w->last_progress, w->stall_ns)) {
+	case PT_RUN_PEER_GONE:
+		pt_say_peer_gone("Total %s=%llu, Total Iters Required=%llu", what,
+				 (unsigned long long)got, (unsigned long long)want);
+		return -1;
+	case PT_RUN_STALLED:
+		fprintf(stderr, " No %s for %llu seconds, exiting.\n Total %s=%llu, Total Iters Required=%llu\n",
+			what, (unsigned long long)(w->stall_ns / 1000000000ull), what,
+			(unsigned long long)got, (unsigned long long)want);
+		return -1;
+	default:
+		return 0;
+	}
 }
 
-static int stalled(struct window *w, uint64_t now, const char *what, uint64_t got, uint64_t want)
+/* SIGINT: the time the messages counted so far took (from: the start of
+ * an iteration run). */
+static uint64_t partial_ns(const struct window *w, uint64_t from, uint64_t now)
 {
-	if (pt_interrupted)
-		return -1;
-	/* now may predate the last progress (it was read before the poll) */
-	if (now <= w->last_progress || now - w->last_progress < w->stall_ns)
-		return 0;
-	fprintf(stderr, " No %s for %llu seconds, exiting.\n Total %s=%llu, Total Iters Required=%llu\n",
-		what, (unsigned long long)(w->stall_ns / 1000000000ull), what,
-		(unsigned long long)got, (unsigned long long)want);
-	return -1;
+	if (w->duration)
+		return now > w->t_sample ? (now < w->t_stop ? now : w->t_stop) - w->t_sample : 0;
+	return now > from ? now - from : 0;
 }
 
 /* Post on every QP as far as its window allows. */
@@ -199,8 +203,8 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, uint64_t *done_total)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	int n = ibv_poll_cq(c->send_cq, POLL_BATCH, wc);
-	uint64_t now;
+	uint64_t hw[POLL_BATCH], now;   /* NIC CQE times, with hardware timestamps */
+	int n = pt_poll_cq(c, false, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		fprintf(stderr, " Poll on the send CQ failed\n");
@@ -215,9 +219,10 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		uint64_t upto, credit;
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id), &wc[k], false,
-			   now, NULL);
+			   now, pt_hw_ns(c, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
-			return wc_error(&wc[k], "client", c);
+			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", false,
+					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
 		q = &c->qps[pt_wrid_qp(wc[k].wr_id)];
 		upto = pt_wrid_index(wc[k].wr_id) + 1;
 		credit = upto - q->completed;
@@ -229,6 +234,7 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		if (in_sample(w, now))
 			m->msgs += credit;
 	}
+	PT_TEST_STOP(PT_STAGE_RUN);
 	return n;
 }
 
@@ -262,10 +268,18 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 			return -1;
 		if (n == 0 && c->channel && wait_event(c, &w, c->send_cq, NULL))
 			return -1;
-		if (w.infinite && (pt_interrupted || sender_done(c, &w, now)))
+		if (pt_interrupted) {
+			m->interrupted = !w.infinite;
 			break;
-		if (stalled(&w, now, "send completion", done, want))
+		}
+		if (w.infinite && sender_done(c, &w, now))
+			break;
+		if (stalled(c, &w, now, "send completion", done, want))
 			return -1;
+	}
+	if (m->interrupted) {
+		m->elapsed_ns = partial_ns(&w, w.t_start, now);
+		return -1;
 	}
 	m->elapsed_ns = w.duration ? w.t_stop - w.t_sample : now - w.t_start;
 	if (m->tposted)
@@ -278,8 +292,8 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		     uint64_t *t_first, uint64_t *t_last)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	uint64_t iters = c->p->traffic.iters, now;
-	int n = ibv_poll_cq(c->recv_cq, POLL_BATCH, wc);
+	uint64_t iters = c->p->traffic.iters, now, hw[POLL_BATCH];
+	int n = pt_poll_cq(c, true, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		fprintf(stderr, " Poll on the receive CQ failed\n");
@@ -298,9 +312,11 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	for (int k = 0; k < n; k++) {
 		int i;
 
-		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now, NULL);
+		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now,
+			   pt_hw_ns(c, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
-			return wc_error(&wc[k], "server", c);
+			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", true,
+					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
 		i = pt_wrid_qp(wc[k].wr_id);
 		c->qps[i].received++;
 		(*got)++;
@@ -309,16 +325,18 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		if ((w->duration || c->qps[i].recv_posted < iters) && pt_post_recv(c, i, 1))
 			return -1;
 	}
+	PT_TEST_STOP(PT_STAGE_RUN);
 	return n;
 }
 
 /* The sender has finished: UD messages still missing are lost, not late
  * (its next OOB message is waiting, or for a peerless receiver a quiet
  * second); --run_infinitely ends when the peer stops. Checked only after
- * 200 ms without a completion. */
+ * 200 ms without a completion. A UD sender whose connection closed did not
+ * finish: it went away (stalled() says so). */
 static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now)
 {
-	if (now <= w->last_progress || now - w->last_progress < 200000000ull)
+	if (now <= w->last_progress || now - w->last_progress < PT_PEER_PROBE_NS)
 		return false;
 	if (w->infinite)
 		return peer_done(c);
@@ -326,7 +344,7 @@ static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now)
 		return false;
 	if (c->p->mcast.connectionless)
 		return now - w->last_progress >= 1000000000ull;
-	return peer_done(c);
+	return peer_done(c) && !pt_fd_peer_closed(c->oob.fd);
 }
 
 int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
@@ -350,8 +368,10 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 			return -1;
 		if (n == 0 && c->channel && wait_event(c, &w, c->recv_cq, NULL))
 			return -1;
-		if (w.infinite && pt_interrupted)
+		if (pt_interrupted) {
+			m->interrupted = !w.infinite;
 			break;
+		}
 		if (got && sender_done(c, &w, now)) {
 			if (w.infinite)
 				break;
@@ -361,8 +381,12 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 				(unsigned long long)got);
 			break;
 		}
-		if (stalled(&w, now, "message received", got, want))
+		if (stalled(c, &w, now, "message received", got, want))
 			return -1;
+	}
+	if (m->interrupted) {
+		m->elapsed_ns = partial_ns(&w, t_first, t_last);
+		return -1;
 	}
 	/* Up to the end of the last batch: never 0, even when one poll returned
 	 * every message. */
@@ -402,10 +426,18 @@ int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 			return -1;
 		if (ns + nr == 0 && c->channel && wait_event(c, &w, c->send_cq, c->recv_cq))
 			return -1;
-		if (w.infinite && (pt_interrupted || sender_done(c, &w, now)))
+		if (pt_interrupted) {
+			m->interrupted = !w.infinite;
 			break;
-		if (stalled(&w, now, "completion", done + got, 2 * want))
+		}
+		if (w.infinite && sender_done(c, &w, now))
+			break;
+		if (stalled(c, &w, now, "completion", done + got, 2 * want))
 			return -1;
+	}
+	if (m->interrupted) {
+		m->elapsed_ns = partial_ns(&w, w.t_start, now);
+		return -1;
 	}
 	m->elapsed_ns = w.duration ? w.t_stop - w.t_sample : now - w.t_start;
 	return 0;

@@ -10,7 +10,9 @@
  * Iteration i's post time is stamped; samples are the differences of
  * consecutive stamps (one round trip each). Duration mode counts the round
  * trips that end inside the window and records them in a histogram
- * (bounded memory, results.h). Every wait is bounded. */
+ * (bounded memory, results.h). Every wait is bounded, and ends early when
+ * the peer's out-of-band connection closes (see run_bw.c). SIGINT ends the
+ * run with the samples taken so far (m->interrupted). */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +20,15 @@
 #include "clock.h"
 #include "engine.h"
 #include "results.h"
+#include "fault.h"
 #include "hooks.h"
 
 struct lat_run {
 	struct pt_ctx *c;
 	struct pt_lat_meas *m;
 	bool duration, started;
+	bool failed;                /* a wait gave up: peer gone or stalled (said) */
+	uint64_t i;                 /* the iteration under way */
 	uint64_t t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
 	struct ibv_cq *armed;       /* -e: the CQ armed for an event */
@@ -69,26 +74,43 @@ static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
 	return 0;
 }
 
-/* A wait that lat_waiting() ended: -1 for an interruption or a stall, 0
- * when the duration is over (a normal end). */
-static int wait_ended(const struct lat_run *r, uint64_t now)
+/* A wait that lat_waiting() ended: -1 for an interruption (what was
+ * measured so far is kept), the peer gone or a stall; 0 when the duration
+ * is over (a normal end). */
+static int wait_ended(struct lat_run *r, uint64_t now)
 {
-	return pt_interrupted || now - r->last_progress >= r->stall_ns ? -1 : 0;
+	if (pt_interrupted) {
+		r->m->interrupted = true;
+		if (r->duration)
+			r->m->elapsed_ns = r->started && now > r->t_sample ?
+				(now < r->t_stop ? now : r->t_stop) - r->t_sample : 0;
+		return -1;
+	}
+	return r->failed ? -1 : 0;
 }
 
-/* false once the run must stop: duration over, interrupted or stalled. */
+/* false once the run must stop: duration over, interrupted, the peer gone
+ * or stalled. */
 static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 {
 	if (pt_interrupted)
 		return false;
 	if (r->duration && r->started && now >= r->t_end)
 		return false;
-	if (now > r->last_progress && now - r->last_progress >= r->stall_ns) {
+	switch (pt_run_idle(r->c, now, r->last_progress, r->stall_ns)) {
+	case PT_RUN_PEER_GONE:
+		pt_say_peer_gone("%llu of %llu iterations done", (unsigned long long)r->i,
+				 (unsigned long long)r->c->p->traffic.iters);
+		break;
+	case PT_RUN_STALLED:
 		fprintf(stderr, " No %s for %llu seconds, exiting.\n", what,
 			(unsigned long long)(r->stall_ns / 1000000000ull));
-		return false;
+		break;
+	default:
+		return true;
 	}
-	return true;
+	r->failed = true;
+	return false;
 }
 
 /* Iteration i posts now: stamp it; in duration mode only the round trips
@@ -98,6 +120,7 @@ static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
 	struct pt_lat_meas *m = r->m;
 	bool keep = !r->duration;
 
+	r->i = i;
 	if (r->duration) {
 		if (!r->started)
 			lat_start(r, now);
@@ -156,13 +179,15 @@ static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struc
 			return -1;
 		}
 		if (n == 1) {
+			bool recv = cq == r->c->recv_cq;
+
 			r->last_progress = pt_now_ns();
-			if (wc->status == IBV_WC_SUCCESS)
+			if (wc->status == IBV_WC_SUCCESS) {
+				PT_TEST_STOP(PT_STAGE_RUN);
 				return 1;
-			fprintf(stderr, " Completion with error at %s\n Failed status %d: %s (wr_id 0x%llx, vendor_err 0x%x)\n",
-				side, wc->status, ibv_wc_status_str(wc->status),
-				(unsigned long long)wc->wr_id, wc->vendor_err);
-			return -1;
+			}
+			/* sends restart their numbering every iteration (post_one) */
+			return pt_wc_error(r->c, wc, side, recv, 0, recv ? pt_wrid_index(wc->wr_id) : r->i);
 		}
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "completion"))

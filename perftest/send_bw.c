@@ -41,6 +41,8 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 		rc = pt_run_bw_recv(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, sender && !receiver, bidir_xchg(c), NULL);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
 	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);
@@ -71,6 +73,8 @@ static int connectionless_flow(struct pt_ctx *c)
 
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, false, false, NULL);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
 	if (pt_trace_end(c, rc ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);

@@ -3,12 +3,14 @@
  * (version, sys data, MTU), key exchanges and barriers, and what is printed
  * about them. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "engine.h"
 #include "report.h"
 #include "json.h"
 #include "cm.h"
+#include "fault.h"
 
 _Static_assert((int)PT_OUTPUT_BANDWIDTH == (int)PT_REPORT_BANDWIDTH &&
 	       (int)PT_OUTPUT_MESSAGE_RATE == (int)PT_REPORT_MSG_RATE &&
@@ -54,6 +56,7 @@ int pt_session_start(struct pt_ctx *c)
 		       : pt_oob_accept(o))
 			return oob_fail(c, "No client connected");
 	}
+	PT_TEST_STOP(PT_STAGE_VERSION);
 	if (pt_oob_xchg_versions(o, p->oob.dont_xchg_versions)) {
 		if (o->peer.why[0])
 			fprintf(stderr, " %s\n", o->peer.why);
@@ -70,6 +73,65 @@ int pt_session_start(struct pt_ctx *c)
 			return oob_fail(c, "Failed to exchange the MTU with the peer");
 		c->mtu = (enum ibv_mtu)mtu;
 	}
+	return 0;
+}
+
+/* Our side of N in upstream's terms (perftest-facts 1.6). Upstream keeps a
+ * duration even when -D is not given (--run_infinitely's period, 5 s),
+ * and FETCH_AND_ADD as every tool's atomic type unless -A says otherwise. */
+static void negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
+{
+	static const int verbs[] = {
+		[PT_VERB_SEND] = PT_NEG_SEND, [PT_VERB_WRITE] = PT_NEG_WRITE,
+		[PT_VERB_READ] = PT_NEG_READ, [PT_VERB_ATOMIC] = PT_NEG_ATOMIC,
+	};
+	const struct pt_params *p = c->p;
+	const struct pt_traffic_params *t = &p->traffic;
+	bool timed = t->test_type == PT_TEST_DURATION;
+
+	memset(n, 0, sizeof(*n));
+	n->v[PT_NEG_TEST_METHOD] = t->test_method;
+	n->v[PT_NEG_CONNECTION] = p->conn.type == PT_CONN_UD ? PT_NEG_UD :
+				  p->conn.type == PT_CONN_UC ? PT_NEG_UC : PT_NEG_RC;
+	n->v[PT_NEG_VERB] = verbs[p->tool->verb];
+	n->v[PT_NEG_TST] = p->tool->kind == PT_KIND_BW ? PT_NEG_BW : PT_NEG_LAT;
+	n->v[PT_NEG_ATOMIC_TYPE] = t->atomic_type == PT_ATOMIC_CMP_AND_SWAP ?
+				   PT_NEG_CMP_AND_SWAP : PT_NEG_FETCH_AND_ADD;
+	n->v[PT_NEG_TEST_TYPE] = timed ? PT_NEG_DURATION : PT_NEG_ITERATIONS;
+	n->v[PT_NEG_REPORT_FMT] = p->report.gbits ? PT_NEG_GBS : PT_NEG_MBS;
+	/* -a allocates for the largest size, after the UD clamp to the MTU */
+	n->v[PT_NEG_SIZE_F] = (int64_t)(t->all_sizes ? c->max_size : c->size);
+	n->v[PT_NEG_ITERS] = timed ? 0 : (int64_t)t->iters;
+	n->v[PT_NEG_NUM_QPS] = c->num_qps;
+	n->v[PT_NEG_DURATION_S] = t->duration;
+	n->v[PT_NEG_USE_RDMA_CM] = p->conn.rdma_cm_oob;
+	memcpy(n->dev_attr, &c->dev_attr.orig_attr,
+	       sizeof(c->dev_attr.orig_attr) < PT_NEG_DEV_ATTR_LEN ?
+		       sizeof(c->dev_attr.orig_attr) : PT_NEG_DEV_ATTR_LEN);
+}
+
+int pt_session_negotiate(struct pt_ctx *c)
+{
+	enum pt_verb v = c->p->tool->verb;
+	struct pt_negotiate mine, theirs;
+	char why[256];
+	int32_t peer_rd;
+
+	if (!c->oob.peer.negotiate || c->p->mcast.connectionless)
+		return 0;
+	negotiate_fill(c, &mine);
+	if (pt_oob_xchg_negotiate(&c->oob, &mine, &theirs))
+		return oob_fail(c, "Failed to negotiate parameters");
+	if (pt_neg_compare(&mine, &theirs, why, sizeof(why))) {
+		fprintf(stderr, " %s\n Failed to negotiate parameters (peer perftest %s)\n", why,
+			c->oob.peer.shown);
+		return -1;
+	}
+	/* The peer's responder depth bounds our outstanding READs/atomics. */
+	memcpy(&peer_rd, theirs.dev_attr + offsetof(struct ibv_device_attr, max_qp_rd_atom),
+	       sizeof(peer_rd));
+	if ((v == PT_VERB_READ || v == PT_VERB_ATOMIC) && peer_rd > 0 && peer_rd < c->out_reads)
+		c->out_reads = peer_rd;
 	return 0;
 }
 
@@ -128,6 +190,7 @@ int pt_session_xchg_keys(struct pt_ctx *c, bool print)
 		my_key(c, i);
 	if (print)
 		pt_session_print_keys(c, false);
+	PT_TEST_STOP(PT_STAGE_KEYS);
 	for (int i = 0; i < c->num_qps; i++) {
 		if (pt_oob_xchg_key(&c->oob, c->use_gid, &c->my_keys[i], &c->rem_keys[i]))
 			return oob_fail(c, "Failed to exchange data between server and clients");
@@ -157,11 +220,14 @@ int pt_session_wait_peer_run(struct pt_ctx *c)
 {
 	int saved = c->oob.timeout_ms, rc;
 
+	PT_TEST_STOP(PT_STAGE_RUN);
 	pt_oob_keepalive(&c->oob, 10);
 	c->oob.timeout_ms = -1;
-	rc = pt_session_barrier(c);
+	rc = pt_oob_barrier(&c->oob, c->use_gid, &c->my_keys[0]);
 	c->oob.timeout_ms = saved;
-	return rc;
+	if (rc == -ECONNRESET || rc == -EPIPE || rc == -ETIMEDOUT)
+		return oob_fail(c, "The peer went away during the run");
+	return rc ? oob_fail(c, "Barrier with the peer failed") : 0;
 }
 
 static const char *verb_name(enum pt_verb v)

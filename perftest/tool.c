@@ -5,6 +5,7 @@
 #include "mgid.h"
 #include "options.h"
 #include "tool.h"
+#include "fault.h"
 #include "hooks.h"
 
 volatile sig_atomic_t pt_interrupted;
@@ -23,6 +24,7 @@ static void catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	pt_oob_set_stop_flag(&pt_interrupted);  /* out-of-band waits end too */
 }
 
 /* Checks that need the device but no peer: fail before any traffic. */
@@ -96,6 +98,8 @@ int pt_tool_prepare(struct pt_ctx *c)
 		if (c->size > mtu)
 			c->size = mtu;
 	}
+	if (!p->mcast.connectionless && pt_session_negotiate(c))
+		return -1;
 	return pt_resources_create(c);
 }
 
@@ -105,7 +109,7 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	static struct pt_ctx ctx;
 	int rc;
 
-	if (pt_parse_args(tool, argc, argv, &params))
+	if (pt_parse_args(tool, argc, argv, &params) || pt_test_stop_init())
 		return PT_EXIT_FAIL;
 	if (pt_trace_load(&params)) {
 		pt_hooks_unload_all();
@@ -123,6 +127,8 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	ctx.inline_size = pt_inline_default(&params, false);
 	ctx.out_reads = out_reads(&ctx);
 	rc = flow(&ctx);
+	if (rc && pt_interrupted && ctx.json)   /* the flow stopped before writing it */
+		fprintf(stderr, " %s not written: the run was interrupted\n", params.report.out_json_file);
 	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */
 	pt_hooks_unload_all();  /* plugins finish their files */
 	if (pt_interrupted) {

@@ -27,6 +27,8 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 		 struct pt_bw_result *local);
 /* --run_infinitely: one row per period (struct pt_bw_meas.on_period). */
 void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns);
+/* An interrupted run (m->interrupted): what was measured, marked partial. */
+void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m);
 
 int pt_send_bw_flow(struct pt_ctx *c);
 int pt_send_lat_flow(struct pt_ctx *c);

@@ -65,9 +65,10 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		.rx_depth = (uint32_t)c->rx_depth,
 		.cq_mod = (uint32_t)c->cq_mod,
 		.post_list = (uint32_t)c->p->traffic.post_list,
-		/* CQs here are plain ibv_cq: CQE times are not read even where the
-		 * device has them (hw_ts OFF), and rxe has none (NONE). */
-		.hw_ts = caps.supported ? PT_PLUGIN_HW_TS_OFF : PT_PLUGIN_HW_TS_NONE,
+		/* ON: ex-CQs with CQE times (hwts_cq.c); OFF: the device has them
+		 * but the CQs are plain; NONE: no timestamps (rxe) */
+		.hw_ts = c->hwts ? PT_PLUGIN_HW_TS_ON :
+			 caps.supported ? PT_PLUGIN_HW_TS_OFF : PT_PLUGIN_HW_TS_NONE,
 		.hw_clock_hz = caps.supported ? caps.hz : 0,
 		.hw_clock_domain = caps.supported ? "hca-free-running" : "none",
 		.sw_clock = "CLOCK_MONOTONIC_RAW",
@@ -76,6 +77,9 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		fprintf(stderr, " %s\n", err);
 		return -1;
 	}
+	/* the fit so far, so a run's first CQEs can be mapped already */
+	if (c->hwts && c->hwclock->nsamples)
+		pt_hooks_clock_fit(&c->hwclock->fit);
 	return 0;
 }
 

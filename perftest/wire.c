@@ -250,20 +250,16 @@ int pt_peer_rules_init(struct pt_peer_rules *r, const char *peer,
 	 * is. We announce 6.06, so the peer decides; a test announcing 6.29
 	 * plays such a build. */
 	r->cm_key_size = r->ver >= 6.29 || atof(ours) >= 6.29 ? PT_CM_KEY_SIZE_629 : PT_CM_KEY_SIZE;
-	/* A 6.28 peer always negotiates; 6.29+ only if we announce >= 6.28. */
+	/* A 6.28 build always negotiates, 6.29+ only with a peer that announces
+	 * 6.28 or later. We announce 6.06, so only a 6.28 peer makes us speak N;
+	 * a test announcing 6.28 plays such a build and negotiates with anyone. */
 	our_ver = atof(ours);
-	r->negotiate = r->peer_is_628plus &&
-		       (r->ver < 6.29 || our_ver >= 6.28);
+	r->negotiate = (r->peer_is_628plus && (r->ver < 6.29 || our_ver >= 6.28)) ||
+		       (our_ver >= 6.28 && our_ver < 6.29);
 	if (!(r->ver >= 5.70)) {
 		snprintf(r->why, sizeof(r->why),
 			 "peer perftest version '%s' is older than %s, the oldest compatible with this build (we are %.16s)",
 			 r->shown, PT_OLDEST_PEER, ours);
-		return -1;
-	}
-	if (r->negotiate) {
-		snprintf(r->why, sizeof(r->why),
-			 "peer perftest version '%s' will negotiate parameters (6.28+ protocol), which is not supported by this build (we are %.16s)",
-			 r->shown, ours);
 		return -1;
 	}
 	r->compatible = 1;

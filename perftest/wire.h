@@ -75,7 +75,7 @@ struct pt_peer_rules {
 	size_t mtu_msg_size;  /* 2 iff (float)atof >= 5.31, else 4 */
 	size_t iters_size;    /* report iters: 8 iff (float)atof >= 5.33 */
 	int peer_is_628plus;  /* atof >= 6.28: a HEAD build would negotiate */
-	int negotiate;        /* the peer will send N to us (unsupported) */
+	int negotiate;        /* both sides exchange N (negotiate.h) after M */
 	size_t cm_key_size;   /* -z/-R raw key: 64 if either side >= 6.29, else 56 */
 	char why[192];        /* refusal message when !compatible */
 };

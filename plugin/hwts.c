@@ -157,12 +157,17 @@ int pt_hwclock_sample(struct pt_hwclock *c)
 	/* oldest first, so the reference is the oldest sample kept */
 	{
 		struct pt_clock_sample ordered[PT_HWCLOCK_SAMPLES];
+		struct pt_plugin_clock_fit fit;
 		unsigned first = c->nsamples < PT_HWCLOCK_SAMPLES ? 0 : c->next;
 
 		for (unsigned i = 0; i < c->nsamples; i++)
 			ordered[i] = c->samples[(first + i) % PT_HWCLOCK_SAMPLES];
-		if (pt_clock_fit_compute(ordered, c->nsamples, &c->fit))
+		/* a clock that did not move: keep the last good fit, say so */
+		if (pt_clock_fit_compute(ordered, c->nsamples, &fit)) {
+			c->last_error = -EDOM;
 			return -EDOM;
+		}
+		c->fit = fit;
 	}
 	return 0;
 }
@@ -220,7 +225,8 @@ int pt_cqx_poll(struct pt_cqx *p, int n, struct ibv_wc *wc, uint64_t *hw_ns)
 	for (;;) {
 		read_wc(p->cq, &wc[k]);
 		if (ts)
-			hw_ns[k] = pt_hwclock_ns(p->clk, ibv_wc_read_completion_ts(p->cq));
+			hw_ns[k] = pt_hwclock_ns(p->clk, p->read_ts ? p->read_ts(p->cq)
+								: ibv_wc_read_completion_ts(p->cq));
 		if (++k == n)
 			break;
 		rc = ibv_next_poll(p->cq);

@@ -61,7 +61,8 @@ struct pt_hwclock {
 	struct pt_clock_sample samples[PT_HWCLOCK_SAMPLES];
 	unsigned nsamples, next;
 	struct pt_plugin_clock_fit fit;
-	int last_error;             /* of the last failed read, 0 if none */
+	int last_error;             /* of the last failed sample: -errno of the read, or
+	                               -EDOM when the NIC clock did not move; 0 if none */
 };
 
 /* read may be NULL: conversion only, no samples. */
@@ -71,7 +72,8 @@ int pt_hwclock_init(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock
  * a value up to mask/2 behind the last one is taken as older, not wrapped. */
 uint64_t pt_hwclock_ns(struct pt_hwclock *c, uint64_t ticks);
 /* Take one paired sample (best of a few tries: the tightest bracket) and
- * refit. 0, or -errno of the read. */
+ * refit. 0, or -errno of the read, or -EDOM when no line fits (the NIC
+ * clock did not move): the last good fit stays. */
 int pt_hwclock_sample(struct pt_hwclock *c);
 /* Sample when period_ns has passed since the last one; 1 when refitted. */
 static inline int pt_hwclock_tick(struct pt_hwclock *c, uint64_t now_ns)
@@ -85,6 +87,9 @@ static inline int pt_hwclock_tick(struct pt_hwclock *c, uint64_t now_ns)
 struct pt_cqx {
 	struct ibv_cq_ex *cq;
 	struct pt_hwclock *clk;     /* NULL: do not read timestamps */
+	/* NULL: the CQ's own read_completion_ts. Else the provider's, kept
+	 * aside (LD_PRELOAD mode hides it from a program that did not ask). */
+	uint64_t (*read_ts)(struct ibv_cq_ex *cq);
 };
 
 /* ibv_create_cq_ex with the standard fields and, when ts, the completion

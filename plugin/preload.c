@@ -2,7 +2,8 @@
 /* LD_PRELOAD mode: contexts, QP slots, the patched ctx->ops (post_send,
  * post_recv, poll_cq, create_qp_ex) and the recorder run. No symbol is
  * interposed here (preload_sym.c does that), so a unit test can drive all
- * of this over a mock context. */
+ * of this over a mock context. Contexts whose device stamps CQEs get the
+ * poll path of preload_cq.c instead. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,7 +66,7 @@ static uint32_t idx_of_qpn(uint32_t qpn)
 	return UINT32_MAX; /* the recorder counts it as unmatched */
 }
 
-static struct wrp_ctx *ctx_of(struct ibv_context *ctx)
+struct wrp_ctx *wrp_ctx_of(struct ibv_context *ctx)
 {
 	for (int i = 0; i < WRP_CTXS; i++)
 		if (wrp.ctxs[i].ctx == ctx)
@@ -78,7 +79,7 @@ static struct wrp_ctx *ctx_of(struct ibv_context *ctx)
 /* A patched pointer is only ever installed on a context in the table. */
 static int w_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
-	struct wrp_ctx *c = ctx_of(qp->context);
+	struct wrp_ctx *c = wrp_ctx_of(qp->context);
 	struct wrp_slot *s;
 	struct ibv_send_wr *stop;
 	uint64_t t;
@@ -104,7 +105,7 @@ static int w_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 
 static int w_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	struct wrp_ctx *c = ctx_of(qp->context);
+	struct wrp_ctx *c = wrp_ctx_of(qp->context);
 	struct wrp_slot *s;
 	struct ibv_recv_wr *stop;
 	uint64_t t;
@@ -127,33 +128,37 @@ static int w_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_rec
 	return rc;
 }
 
-static int w_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+void wrp_emit_wcs(const struct ibv_wc *wc, int n, uint64_t t, const uint64_t *hw)
 {
-	struct wrp_ctx *c = ctx_of(cq->context);
-	int rc = c->poll_cq(cq, n, wc);
-	uint64_t t;
-
-	if (rc <= 0 || !wrp.run_on)
-		return rc;
-	t = pt_now_ns();
-	for (int i = 0; i < rc; i++) {
+	for (int i = 0; i < n; i++) {
 		bool recv = wc[i].opcode & IBV_WC_RECV;
 		struct pt_plugin_completion ev = {
 			.struct_size = sizeof(ev), .qp = idx_of_qpn(wc[i].qp_num),
 			.wr_id = wc[i].wr_id, .seq = PT_PLUGIN_SEQ_UNKNOWN,
 			.status = (uint32_t)wc[i].status, .opcode = wrp_wc_opcode(wc[i].opcode),
-			.bytes = wc[i].byte_len, .flags = recv ? PT_PLUGIN_COMP_RECV : 0,
-			.t_poll_ns = t,
+			.bytes = wc[i].byte_len,
+			.flags = (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw ? PT_PLUGIN_COMP_HW_TS : 0),
+			.t_poll_ns = t, .hw_ns = hw ? hw[i] : 0,
 		};
 
 		wrt_complete(wrp.w, &ev);
 	}
+}
+
+int wrp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct wrp_ctx *c = wrp_ctx_of(cq->context);
+	int rc = c->poll_cq(cq, n, wc);
+
+	if (rc <= 0 || !wrp.run_on)
+		return rc;
+	wrp_emit_wcs(wc, rc, pt_now_ns(), NULL);
 	return rc;
 }
 
 static struct ibv_qp *w_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
-	struct wrp_ctx *c = ctx_of(ctx);
+	struct wrp_ctx *c = wrp_ctx_of(ctx);
 	struct ibv_qp *qp = c->create_qp_ex(ctx, a);
 
 	if (qp)
@@ -161,25 +166,9 @@ static struct ibv_qp *w_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init
 	return qp;
 }
 
-static void probe_hw_ts(struct wrp_ctx *c)
-{
-	struct verbs_context *v = verbs_get_ctx_op(c->ctx, query_device_ex);
-	struct ibv_device_attr_ex attr;
-
-	c->hw_mask = c->hw_hz = 0;
-	memset(&attr, 0, sizeof(attr));
-	if (v && v->query_device_ex(c->ctx, NULL, &attr, sizeof(attr)) == 0) {
-		c->hw_mask = attr.completion_timestamp_mask;
-		c->hw_hz = attr.hca_core_clock * 1000ull; /* kHz */
-	}
-	if (c->hw_mask)
-		fprintf(stderr, "wrtrace: %s stamps CQEs, but LD_PRELOAD mode does not read the stamps "
-			"yet: software times only\n", c->ctx->device->name);
-}
-
 int wrp_attach_context(struct ibv_context *ctx)
 {
-	struct wrp_ctx *c = ctx_of(NULL);
+	struct wrp_ctx *c = wrp_ctx_of(NULL);
 	struct verbs_context *v;
 
 	wrp.opened++;
@@ -194,23 +183,23 @@ int wrp_attach_context(struct ibv_context *ctx)
 	c->poll_cq = ctx->ops.poll_cq;
 	ctx->ops.post_send = w_post_send;
 	ctx->ops.post_recv = w_post_recv;
-	ctx->ops.poll_cq = w_poll_cq;
 	v = verbs_get_ctx_op(ctx, create_qp_ex);
 	c->create_qp_ex = v ? v->create_qp_ex : NULL;
 	if (v)
 		v->create_qp_ex = w_create_qp_ex;
-	probe_hw_ts(c);
+	ctx->ops.poll_cq = wrp_hwts_attach(c) ? wrp_poll_cq_hw : wrp_poll_cq;
 	return 0;
 }
 
 void wrp_detach_context(struct ibv_context *ctx)
 {
-	struct wrp_ctx *c = ctx_of(ctx);
+	struct wrp_ctx *c = wrp_ctx_of(ctx);
 
 	if (!c)
 		return;
 	if (wrp.run_on && wrp.run_ctx == c)
 		wrp_run_finish();
+	wrp_hwts_detach(c);
 	for (uint32_t i = 0; i < wrp.nslots; i++)
 		if (wrp.slots[i].qp && wrp.slots[i].qp->context == ctx)
 			wrp.slots[i].qp = NULL;
@@ -242,16 +231,18 @@ static void run_begin(struct wrp_ctx *c, enum ibv_qp_type type, uint32_t max_sen
 		.device = c->ctx->device->name, .role = PT_PLUGIN_ROLE_CLIENT, .conn = conn_of(type),
 		.num_qps = WRP_SLOTS, .qp_nums = qpns,
 		.tx_depth = max_send > 256 ? max_send : 256, .rx_depth = max_recv > 256 ? max_recv : 256,
-		.post_list = 1, .hw_ts = c->hw_mask ? PT_PLUGIN_HW_TS_OFF : PT_PLUGIN_HW_TS_NONE,
-		.hw_clock_hz = c->hw_hz, .hw_clock_domain = "none", .sw_clock = "CLOCK_MONOTONIC_RAW",
+		.post_list = 1, .hw_ts = wrp_hwts_state(c), .hw_clock_hz = c->caps.hz,
+		.sw_clock = "CLOCK_MONOTONIC_RAW",
 	};
 	char err[256];
 
+	in.hw_clock_domain = in.hw_ts == PT_PLUGIN_HW_TS_ON ? PT_HWCLOCK_DOMAIN : "none";
 	if (wrt_run_start(wrp.w, &in, err, sizeof(err))) {
 		fprintf(stderr, "wrtrace: cannot start recording: %s\n", err);
 		return;
 	}
 	wrp.run_ctx = c;
+	wrp_hwts_run_started(c);
 	wrp.sends = wrp.recvs = 0;
 	wrp.max_bytes = wrp.max_recv_bytes = 0;
 	for (uint32_t i = 0; i < wrp.nslots; i++)
@@ -263,7 +254,7 @@ struct wrp_slot *wrp_register_qp(struct ibv_qp *qp, enum ibv_qp_type type, int s
 				 uint32_t max_send_wr, uint32_t max_recv_wr)
 {
 	struct wrp_slot *s = slot_of_qp(qp);
-	struct wrp_ctx *c = ctx_of(qp->context);
+	struct wrp_ctx *c = wrp_ctx_of(qp->context);
 
 	if (s || !c)
 		return s;
@@ -310,14 +301,48 @@ void wrp_run_finish(void)
 	wrp.run++;
 }
 
+/* The recorder's options without ours (:nohwts, any number of times). */
+static int strip_preload_opts(const char *spec, char *out, size_t len)
+{
+	const char *p = strchr(spec, ':');
+	size_t off = p ? (size_t)(p - spec) : strlen(spec);
+
+	if (strlen(spec) >= len)
+		return -1;
+	memcpy(out, spec, off);
+	out[off] = '\0';
+	wrp.no_hwts = false;
+	while (p) {
+		const char *next = strchr(p + 1, ':');
+		size_t n = next ? (size_t)(next - p) : strlen(p);
+
+		if (n - 1 == strlen(WRP_OPT_NOHWTS) && !strncmp(p + 1, WRP_OPT_NOHWTS, n - 1)) {
+			wrp.no_hwts = true;
+		} else {
+			memcpy(out + off, p, n);
+			off += n;
+			out[off] = '\0';
+		}
+		p = next;
+	}
+	return 0;
+}
+
 int wrp_setup(const char *spec)
 {
+	static char rest[8192];
 	struct wrt_config cfg;
 	char err[256];
 	FILE *f;
 
-	if (wrt_config_parse(spec, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "wrtrace: %s=%s: %s; nothing will be traced\n", WRP_ENV_OUT, spec, err);
+	if (strip_preload_opts(spec, rest, sizeof(rest))) {
+		fprintf(stderr, "wrtrace: %s is longer than %zu bytes; nothing will be traced\n",
+			WRP_ENV_OUT, sizeof(rest) - 1);
+		return -1;
+	}
+	if (wrt_config_parse(rest, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "wrtrace: %s=%s: %s%s; nothing will be traced\n", WRP_ENV_OUT, spec,
+			err, strncmp(err, "unknown option", 14) ? "" : " (and here " WRP_OPT_NOHWTS ")");
 		return -1;
 	}
 	f = fopen(cfg.path, "a");

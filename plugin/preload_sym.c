@@ -4,7 +4,7 @@
  * silently not interposed), the real ones found with dlvsym, and the
  * start-up and exit self-checks.
  *
- *   LD_PRELOAD=libwrtrace.so WRTRACE_OUT=FILE[:max=N][:fifo=N][:quiet] PROGRAM ...
+ *   LD_PRELOAD=libwrtrace.so WRTRACE_OUT=FILE[:max=N][:fifo=N][:quiet][:nohwts] PROGRAM ...
  *
  * Inert when the library is dlopen'ed as a plugin (--plugin): then the
  * program's ibv_open_device does not resolve to ours. libibverbs is not a
@@ -62,6 +62,28 @@ EXPORT int ibv_close_device(struct ibv_context *ctx)
 		pthread_mutex_unlock(&lock);
 	}
 	return real_ibv_close_device(ctx);
+}
+
+/* Upgraded to an ex-CQ with CQE stamps where the device has them (preload_cq.c). */
+EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+				    struct ibv_comp_channel *ch, int vec)
+{
+	REAL(ibv_create_cq, V11);
+	if (!real_ibv_create_cq)
+		return NULL;
+	if (!wrp.active)
+		return real_ibv_create_cq(ctx, cqe, cq_context, ch, vec);
+	return wrp_create_cq(ctx, cqe, cq_context, ch, vec, real_ibv_create_cq);
+}
+
+EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	REAL(ibv_destroy_cq, V11);
+	if (!real_ibv_destroy_cq)
+		return ENOSYS;
+	if (!wrp.active)
+		return real_ibv_destroy_cq(cq);
+	return wrp_destroy_cq(cq, real_ibv_destroy_cq);
 }
 
 EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)

@@ -128,17 +128,24 @@ static int run_gnuplot(const char *script)
 
 int wrt_cmd_plot(const char *path, const char *png)
 {
-	char dir[] = "/tmp/wrtrace.XXXXXX", series[64], hist[64], script[64], title[160], err[512];
+	char dir[512], series[544], hist[544], script[544], title[160], err[512];
+	const char *tmp = getenv("TMPDIR");
 	FILE *fs = NULL, *fh = NULL, *gp = NULL;
 	struct wrt_trace t;
 	int rc = 1, w;
 
+	/* $TMPDIR as every tool honours it (a read-only /tmp exists); its path
+	 * goes into the gnuplot script between quotes, so none may be in it */
+	if (!tmp || !*tmp || strlen(tmp) > 400 || strpbrk(tmp, "'\"\n"))
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/wrtrace.XXXXXX", tmp);
 	if (wrt_read(path, &t, err, sizeof(err))) {
 		fprintf(stderr, "wrtrace: %s\n", err);
 		return 1;
 	}
 	if (!mkdtemp(dir)) {
-		fprintf(stderr, "wrtrace: cannot make a temporary directory: %s\n", strerror(errno));
+		fprintf(stderr, "wrtrace: cannot make a temporary directory in %s: %s\n", tmp,
+			strerror(errno));
 		wrt_trace_free(&t);
 		return 1;
 	}

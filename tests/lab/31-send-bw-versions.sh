@@ -1,7 +1,8 @@
 #!/bin/bash
 # Version exchange end to end: peers older than 5.70 are refused with a message
 # naming both versions (exit 1, no crash), on our side and by upstream 6.06;
-# odd strings never crash anything; 6.28 (which always negotiates) is refused.
+# odd strings never crash anything; 6.28 (which always negotiates) gets its
+# parameter negotiation, and a mismatch is named.
 . "$(dirname "$0")/lib.sh"
 lab_require 2
 O=$OURS/ib_send_bw U=$UPSTREAM/ib_send_bw
@@ -36,12 +37,24 @@ if ((SRV_RC == 1)) && grep -q 'not compatible with versions older than 5.70' "$S
 else
 	result fail "upstream-refuses-5.60" "server $SRV_RC client $CLI_RC"; show "$SO"; show "$CO"
 fi
-# A 6.28 peer would send a negotiation block we do not speak: refused clearly.
+# 6.28 always negotiates parameters (N): our client plays it. Same options:
+# N passes and the run completes. A different -s: both sides name the field
+# with both values and stop before any traffic.
 fake 6.28 "$O"
-if ((SRV_RC == 1)) && grep -qi 'negotiat' "$SO" && ! crashed $CLI_RC; then
-	result pass "ours-refuses-6.28"; note "6.28: $(grep -m1 -i negotiat "$SO")"
+if ((SRV_RC == 0 && CLI_RC == 0)) && same_rows "$SO" "$CO"; then
+	result pass "6.28-negotiates"; note "6.28 client, ours server: negotiated, $(result_rows "$CO" | tail -n 1)"
 else
-	result fail "ours-refuses-6.28" "server $SRV_RC client $CLI_RC"; show "$SO"; show "$CO"
+	result fail "6.28-negotiates" "server $SRV_RC client $CLI_RC"; show "$SO"; show "$CO"
+fi
+port=$((port + 1))
+run_pair "neg$port" 1 2 $port "$O $base" "$O $base -s 4096 --announce_version=6.28"
+SO=$T/neg$port.srv CO=$T/neg$port.cli
+if ((SRV_RC == 1 && CLI_RC == 1)) &&
+   grep -q 'size mismatch: local=65536, remote=4096' "$SO" && grep -q 'Failed to negotiate parameters' "$SO" &&
+   grep -q 'size mismatch: local=4096, remote=65536' "$CO" && [[ -z $(result_rows "$SO") ]]; then
+	result pass "6.28-mismatch-named"; note "6.28 mismatch: $(grep -m1 mismatch "$SO")"
+else
+	result fail "6.28-mismatch-named" "server $SRV_RC client $CLI_RC"; show "$SO"; show "$CO"
 fi
 # 6.29 skips negotiation with a 6.06 peer: runs against ours and upstream.
 for srv in "$O" "$U"; do

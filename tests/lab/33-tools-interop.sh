@@ -70,10 +70,6 @@ for cell in "${CELLS[@]}"; do
 			*) [[ -z $(result_rows "$T/$f.srv") ]] || why="the server printed rows" ;;
 			esac
 		fi
-		if [[ -z $why ]]; then
-			result pass "$name"; note "$name: $(result_rows "$T/$f.cli" | tail -n 1)"
-		else
-			result fail "$name" "$why"; show "$T/$f.srv"; show "$T/$f.cli"
-		fi
+		verdict "$name" "$f" "$why"
 	done
 done

@@ -64,11 +64,7 @@ for cell in "${CELLS[@]}"; do
 			grep -q 'Data ex. method : rdma_cm' "$T/$f.$side" || why="${why:+$why, }our header lacks 'Data ex. method : rdma_cm'"
 			[[ $mode == R-* ]] && ! grep -qP 'rdma_cm QPs\t : ON' "$T/$f.$side" && why="${why:+$why, }our header lacks 'rdma_cm QPs : ON'"
 		done
-		if [[ -z $why ]]; then
-			result pass "$name"; note "$name: $(result_rows "$T/$f.cli" | tail -n 1)"
-		else
-			result fail "$name" "$why"; show "$T/$f.srv"; show "$T/$f.cli"
-		fi
+		verdict "$name" "$f" "$why"
 	done
 done
 

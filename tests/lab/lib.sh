@@ -22,17 +22,9 @@ lab_require() {
 	fi
 }
 
-# wait_listen NODE PORT: until something listens on TCP PORT, or an rdma_cm
-# id (-z/-R servers) on PORT, on NODE (bounded).
-wait_listen() {
-	local i
-	for i in $(seq 40); do
-		"$LAB" exec "$1" --timeout 20 -- sh -c "ss -Hltn 'sport = :$2'; rdma res show cm_id" 2>/dev/null |
-			grep -qE "LISTEN.*:$2( |\$)" && return 0
-		sleep 0.5
-	done
-	fail "nothing listens on port $2 on node $1"
-}
+. "$top/ci/lab-listen.sh"
+# wait_listen NODE PORT: until something listens on PORT on NODE, else fail.
+wait_listen() { lab_listening "$1" "$2" || fail "nothing listens on port $2 on node $1"; }
 
 # run_pair NAME SNODE CNODE PORT "SERVER CMD" "CLIENT CMD": run a server and a
 # client; outputs in $T/NAME.srv / $T/NAME.cli, exit codes in SRV_RC / CLI_RC.
@@ -65,6 +57,16 @@ expect_row() {
 OURS=${LABTEST_OURS:-$BUILD/perftest}   # our tools
 # result pass|fail|skip NAME [WHY]: one counted result (see tests/lab/run).
 result() { echo "RESULT $1 $2"; [[ -n ${3:-} ]] && echo "    $2: $3" >&2; return 0; }
+
+# verdict NAME F WHY: one cell's result from the outputs $T/F.srv and .cli; an
+# empty WHY passes (noting the client's last row), else both outputs are shown.
+verdict() {
+	if [[ -z $3 ]]; then
+		result pass "$1"; note "$1: $(result_rows "$T/$2.cli" | tail -n 1)"
+	else
+		result fail "$1" "$3"; show "$T/$2.srv"; show "$T/$2.cli"
+	fi
+}
 
 # same_rows A B: the two outputs have the same (size, iterations) rows.
 same_rows() { diff <(result_rows "$1" | awk '{ print $1, $2 }') <(result_rows "$2" | awk '{ print $1, $2 }') >/dev/null; }

@@ -3,8 +3,8 @@
  * and wrap, the least-squares clock fit and its residual (synthetic paired
  * samples), sampling through a fake clock read, and the extended-CQ poller
  * against a mock struct ibv_cq_ex (its ops are function pointers), end to
- * end into the recorder's post->CQE / CQE->poll split. The only mocks of
- * the project live here. */
+ * end into the recorder's post->CQE / CQE->poll split. The mock ex-CQ
+ * (mock_cqx.h) is shared with test_preload.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -16,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "engine.h"
 #include "hooks.h"
 #include "hwts.h"
+#include "mock_cqx.h"
 #include "wrtrace.h"
 
 static void test_probe(void **state)
@@ -119,6 +121,13 @@ static int fake_read(void *arg, uint64_t *ticks)
 	return 0;
 }
 
+static int frozen_read(void *arg, uint64_t *ticks)
+{
+	(void)arg;
+	*ticks = 424242;
+	return 0;
+}
+
 static void test_hwclock_sampling(void **state)
 {
 	struct timespec gap = { 0, 3000000 };
@@ -147,129 +156,12 @@ static void test_hwclock_sampling(void **state)
 	assert_int_equal(pt_hwclock_sample(&c), -EOPNOTSUPP);
 	assert_int_equal(c.last_error, -EOPNOTSUPP);
 	assert_int_equal(pt_hwclock_init(&c, 1000000000, UINT64_MAX, fake_read, &fail), -EOPNOTSUPP);
+	/* a NIC clock that does not move: no fit (not a slope of 0) */
+	assert_int_equal(pt_hwclock_init(&c, 1000000000, UINT64_MAX, frozen_read, NULL), -EDOM);
+	assert_int_equal(c.fit.samples, 1);
+	assert_true(c.fit.slope == 1.0);
 }
 
-/* ----------------------------------------------------- mock ibv_cq_ex -- */
-
-struct fake_cqe {
-	uint64_t wr_id, ticks;
-	enum ibv_wc_status status;
-	enum ibv_wc_opcode opcode;
-	uint32_t byte_len, qp_num, src_qp, vendor_err, slid, imm;
-	unsigned wc_flags;
-	uint8_t sl, dlid_bits;
-};
-
-struct mock_cq {
-	struct ibv_cq_ex ex;        /* first: the ops get &ex */
-	struct fake_cqe cqe[8];
-	int n, pos;
-	int start_err;              /* start_poll returns this instead of polling */
-	int starts, nexts, ends, reads_on_error;
-	bool polling;
-};
-
-static struct mock_cq *M(struct ibv_cq_ex *cq) { return (struct mock_cq *)cq; }
-static struct fake_cqe *cur(struct ibv_cq_ex *cq)
-{
-	struct mock_cq *m = M(cq);
-
-	assert_true(m->polling); /* read_* only between start and end */
-	if (m->cqe[m->pos].status != IBV_WC_SUCCESS)
-		m->reads_on_error++;
-	return &m->cqe[m->pos];
-}
-
-static void load(struct mock_cq *m)
-{
-	m->ex.wr_id = m->cqe[m->pos].wr_id;
-	m->ex.status = m->cqe[m->pos].status;
-}
-
-static int m_start(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
-{
-	struct mock_cq *m = M(cq);
-
-	assert_int_equal(attr->comp_mask, 0);
-	assert_false(m->polling);
-	m->starts++;
-	if (m->start_err)
-		return m->start_err;
-	if (m->pos == m->n)
-		return ENOENT;
-	m->polling = true;
-	load(m);
-	return 0;
-}
-
-static int m_next(struct ibv_cq_ex *cq)
-{
-	struct mock_cq *m = M(cq);
-
-	m->nexts++;
-	if (m->pos + 1 == m->n) {
-		m->pos++;
-		return ENOENT;
-	}
-	m->pos++;
-	load(m);
-	return 0;
-}
-
-static void m_end(struct ibv_cq_ex *cq)
-{
-	struct mock_cq *m = M(cq);
-
-	assert_true(m->polling);
-	m->polling = false;
-	m->ends++;
-	/* a batch cut short by the caller consumed the current CQE too */
-	if (m->pos < m->n)
-		m->pos++;
-}
-
-static enum ibv_wc_opcode m_opcode(struct ibv_cq_ex *cq) { return cur(cq)->opcode; }
-static uint32_t m_byte_len(struct ibv_cq_ex *cq) { return cur(cq)->byte_len; }
-static __be32 m_imm(struct ibv_cq_ex *cq) { return cur(cq)->imm; }
-static uint32_t m_src_qp(struct ibv_cq_ex *cq) { return cur(cq)->src_qp; }
-static unsigned m_flags(struct ibv_cq_ex *cq) { return cur(cq)->wc_flags; }
-static uint32_t m_slid(struct ibv_cq_ex *cq) { return cur(cq)->slid; }
-static uint8_t m_sl(struct ibv_cq_ex *cq) { return cur(cq)->sl; }
-static uint8_t m_dlid(struct ibv_cq_ex *cq) { return cur(cq)->dlid_bits; }
-static uint64_t m_ts(struct ibv_cq_ex *cq) { return M(cq)->cqe[M(cq)->pos].ticks; }
-/* valid on error CQEs too: not counted */
-static uint32_t m_vendor_err(struct ibv_cq_ex *cq) { return M(cq)->cqe[M(cq)->pos].vendor_err; }
-static uint32_t m_qp_num(struct ibv_cq_ex *cq) { return M(cq)->cqe[M(cq)->pos].qp_num; }
-
-/* Providers install read_completion_ts only when asked: NULL otherwise. */
-static void mock_init(struct mock_cq *m, bool ts)
-{
-	memset(m, 0, sizeof(*m));
-	m->ex.start_poll = m_start;
-	m->ex.next_poll = m_next;
-	m->ex.end_poll = m_end;
-	m->ex.read_opcode = m_opcode;
-	m->ex.read_vendor_err = m_vendor_err;
-	m->ex.read_byte_len = m_byte_len;
-	m->ex.read_imm_data = m_imm;
-	m->ex.read_qp_num = m_qp_num;
-	m->ex.read_src_qp = m_src_qp;
-	m->ex.read_wc_flags = m_flags;
-	m->ex.read_slid = m_slid;
-	m->ex.read_sl = m_sl;
-	m->ex.read_dlid_path_bits = m_dlid;
-	m->ex.read_completion_ts = ts ? m_ts : NULL;
-}
-
-static void add(struct mock_cq *m, uint64_t wr_id, uint64_t ticks, enum ibv_wc_status st)
-{
-	m->cqe[m->n++] = (struct fake_cqe){
-		.wr_id = wr_id, .ticks = ticks, .status = st, .opcode = IBV_WC_RECV,
-		.byte_len = 1000 + (uint32_t)wr_id, .qp_num = 0x77, .src_qp = 0x88, .vendor_err = 0x42,
-		.slid = 9, .imm = 0xabcd, .wc_flags = wr_id == 1 ? IBV_WC_WITH_IMM : 0, .sl = 3,
-		.dlid_bits = 1,
-	};
-}
 
 static void test_cqx_poll_batches(void **state)
 {
@@ -336,6 +228,67 @@ static void test_cqx_start_error(void **state)
 	m.start_err = 0;
 	assert_int_equal(pt_cqx_poll(&p, 2, wc, NULL), 1);
 	assert_int_equal(wc[0].wr_id, 1);
+}
+
+/* A reader kept aside (read_completion_ts hidden from the program) is used
+ * instead of the CQ's own pointer, here NULL. */
+static void test_cqx_read_ts_aside(void **state)
+{
+	struct mock_cq m;
+	struct pt_hwclock clk;
+	struct pt_cqx p = { .cq = &m.ex, .clk = &clk, .read_ts = m_ts };
+	struct ibv_wc wc[2];
+	uint64_t hw[2];
+
+	(void)state;
+	mock_init(&m, false);
+	assert_null(m.ex.read_completion_ts);
+	pt_hwclock_init(&clk, 1000000000, UINT64_MAX, NULL, NULL);
+	add(&m, 5, 777, IBV_WC_SUCCESS);
+	assert_int_equal(pt_cqx_poll(&p, 2, wc, hw), 1);
+	assert_int_equal(hw[0], 777);
+}
+
+/* The tools' poll path (engine.h pt_poll_cq, hwts_cq.c): with hwts on, the
+ * send CQ is read through the ex API, each completion gets its NIC time,
+ * and the NIC clock is re-sampled once its period is up. */
+static void test_engine_poll(void **state)
+{
+	static struct pt_ctx c;   /* large: not on the stack */
+	struct mock_cq ms, mr;
+	struct pt_hwclock clk;
+	struct ibv_wc wc[4];
+	uint64_t hw[4];
+	int fail = 0;
+	unsigned before;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	mock_init(&ms, true);
+	mock_init(&mr, true);
+	assert_int_equal(pt_hwclock_init(&clk, 1000000000, UINT64_MAX, fake_read, &fail), 0);
+	c.hwts = true;
+	c.hwclock = &clk;
+	c.send_cqx = (struct pt_cqx){ .cq = &ms.ex, .clk = &clk };
+	c.recv_cqx = (struct pt_cqx){ .cq = &mr.ex, .clk = &clk };
+	add(&ms, 7, 5000, IBV_WC_SUCCESS);
+	add(&mr, 8, 6000, IBV_WC_SUCCESS);
+	before = clk.nsamples;
+	clk.next_sample_ns = UINT64_MAX;    /* not yet due */
+	assert_int_equal(pt_poll_cq(&c, false, 4, wc, hw), 1);
+	assert_int_equal(wc[0].wr_id, 7);
+	assert_int_equal(hw[0], 5000);      /* 1 GHz: ticks are ns */
+	assert_ptr_equal(pt_hw_ns(&c, hw, 0), &hw[0]);
+	assert_int_equal(clk.nsamples, before);
+	clk.next_sample_ns = 0;             /* due: the next poll samples */
+	assert_int_equal(pt_poll_cq(&c, true, 4, wc, hw), 1);
+	assert_int_equal(wc[0].wr_id, 8);
+	assert_int_equal(hw[0], 6000);
+	assert_int_equal(clk.nsamples, before + 1);
+	assert_int_equal(ms.starts, 1);
+	assert_int_equal(mr.starts, 1);
+	c.hwts = false;
+	assert_null(pt_hw_ns(&c, hw, 0));
 }
 
 /* Mock CQ -> poller -> hooks -> built-in recorder -> CSV: the split. */
@@ -416,6 +369,8 @@ int main(void)
 		cmocka_unit_test(test_hwclock_sampling),
 		cmocka_unit_test(test_cqx_poll_batches),
 		cmocka_unit_test(test_cqx_start_error),
+		cmocka_unit_test(test_cqx_read_ts_aside),
+		cmocka_unit_test(test_engine_poll),
 		cmocka_unit_test(test_split_end_to_end),
 	};
 	return cmocka_run_group_tests_name("hwts", tests, NULL, NULL);

@@ -11,9 +11,11 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <cmocka.h>
@@ -199,7 +201,7 @@ static int srv_versions_then_more(struct srv *s)
 	return pt_oob_xchg_sysdata(&s->c, &s->page, &s->line);
 }
 
-/* An old (5.60) or a negotiating (6.28) peer is refused after V. */
+/* An old (5.60) peer is refused after V. */
 static void refused_peer(const char *peer_ver, const char *needle)
 {
 	struct srv s;
@@ -226,10 +228,71 @@ static void test_old_peer_refused(void **state)
 	refused_peer("5.60", "'5.60' is older than 5.70");
 }
 
-static void test_negotiating_peer_refused(void **state)
+/* 6.28 negotiates (facts 1.6). The server speaks N after V; the client is
+ * a raw socket playing a 6.28 build with or without mlx5dv (320 or 312
+ * bytes), and must get an answer of its own size, nothing more. */
+static struct pt_negotiate neg_block(int64_t size)
+{
+	struct pt_negotiate n;
+
+	memset(&n, 0, sizeof(n));
+	n.v[PT_NEG_TST] = PT_NEG_BW;
+	n.v[PT_NEG_ATOMIC_TYPE] = PT_NEG_FETCH_AND_ADD;
+	n.v[PT_NEG_REPORT_FMT] = PT_NEG_MBS;
+	n.v[PT_NEG_SIZE_F] = size;
+	n.v[PT_NEG_ITERS] = 1000;
+	n.v[PT_NEG_NUM_QPS] = 1;
+	n.v[PT_NEG_DURATION_S] = 5;
+	n.dev_attr[0] = 0x5a;
+	return n;
+}
+
+static struct pt_negotiate srv_neg_theirs;
+
+static int srv_negotiate(struct srv *s)
+{
+	struct pt_negotiate mine = neg_block(65536);
+	int r = pt_oob_xchg_versions(&s->c, 0);
+
+	return r ? r : pt_oob_xchg_negotiate(&s->c, &mine, &srv_neg_theirs);
+}
+
+static void negotiation_of_size(size_t size)
+{
+	struct srv s;
+	struct pt_negotiate cli = neg_block(4096), back;
+	uint8_t ver[16] = "6.28", in[PT_NEG_SIZE_MLX5DV + 8], out[PT_NEG_SIZE_MLX5DV];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	pthread_t t = srv_start(&s, srv_negotiate, NULL);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	a.sin_port = htons((uint16_t)s.port);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(write(fd, ver, 16), 16);
+	assert_int_equal(recv(fd, in, 16, MSG_WAITALL), 16);
+	assert_int_equal(pt_neg_encode(&cli, size, out), (int)size);
+	assert_int_equal(write(fd, out, size), (ssize_t)size);
+	assert_int_equal(recv(fd, in, size, MSG_WAITALL), (ssize_t)size);
+	assert_int_equal(pt_neg_parse(in, size, &back), 0);
+	assert_true(back.v[PT_NEG_SIZE_F] == 65536);
+	/* nothing beyond the block (the server answered in our size), then EOF */
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(recv(fd, in, sizeof(in), 0), 0);
+	close(fd);
+	pthread_join(t, NULL);
+	print_message("server: rc %d %s\n", s.rc, s.err);
+	assert_int_equal(s.rc, 0);
+	assert_true(srv_neg_theirs.v[PT_NEG_SIZE_F] == 4096);
+	assert_int_equal(srv_neg_theirs.dev_attr[0], 0x5a);
+	assert_int_equal(s.c.peer.negotiate, 1);
+}
+
+static void test_negotiation_312_and_320(void **state)
 {
 	(void)state;
-	refused_peer("6.28", "not supported");
+	negotiation_of_size(PT_NEG_SIZE_MLX5DV);
+	negotiation_of_size(PT_NEG_SIZE);
 }
 
 /* The server sends 10 of the 16 version bytes and hangs up. */
@@ -593,12 +656,60 @@ static void test_invalid_report_refused(void **state)
 	assert_true(s.rep.bw_avg == 1.5);
 }
 
+/* SIGINT during an out-of-band wait: the flag set by the handler ends the
+ * wait with -EINTR (at once if already set, else within a poll slice). */
+static volatile sig_atomic_t flag;
+
+static void *set_flag_later(void *arg)
+{
+	(void)arg;
+	usleep(150000);
+	flag = 2;
+	return NULL;
+}
+
+static void test_oob_wait_stops(void **state)
+{
+	struct pt_oob o;
+	pthread_t th;
+	uint64_t t0;
+	int64_t ms;
+
+	(void)state;
+	pt_oob_set_stop_flag(&flag);
+	pt_oob_init(&o);
+	pt_oob_set_timeout(&o, 20000);
+	assert_int_equal(pt_oob_listen(&o, "127.0.0.1", 0, AF_INET), 0);
+	flag = 2;
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_accept(&o), -EINTR);
+	assert_true(pt_now_ns() - t0 < 500000000ull);
+	flag = 0;
+	assert_int_equal(pthread_create(&th, NULL, set_flag_later, NULL), 0);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_accept(&o), -EINTR);
+	ms = (int64_t)((pt_now_ns() - t0) / 1000000);
+	pthread_join(th, NULL);
+	assert_in_range(ms, 100, 1800);
+	assert_non_null(strstr(pt_oob_strerror(&o), "waiting for a client"));
+	pt_oob_close(&o);
+	/* a client retrying a refused connect stops as well */
+	pt_oob_init(&o);
+	pt_oob_set_timeout(&o, 20000);
+	t0 = pt_now_ns();
+	assert_int_equal(pt_oob_connect(&o, "127.0.0.1", 1, AF_INET), -EINTR);
+	assert_true(pt_now_ns() - t0 < 500000000ull);
+	assert_non_null(strstr(pt_oob_strerror(&o), "interrupted while connecting"));
+	flag = 0;
+	pt_oob_set_stop_flag(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_sequence),
 		cmocka_unit_test(test_old_peer_refused),
-		cmocka_unit_test(test_negotiating_peer_refused),
+		cmocka_unit_test(test_negotiation_312_and_320),
 		cmocka_unit_test(test_peer_closes_mid_exchange),
 		cmocka_unit_test(test_silent_peer_times_out),
 		cmocka_unit_test(test_reset_no_sigpipe),
@@ -610,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_server_reads_first),
 		cmocka_unit_test(test_client_writes_first),
 		cmocka_unit_test(test_invalid_report_refused),
+		cmocka_unit_test(test_oob_wait_stops),
 	};
 	return cmocka_run_group_tests_name("oob", tests, NULL, NULL);
 }

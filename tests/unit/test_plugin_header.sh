@@ -39,8 +39,9 @@ fi
 # exported dynamic symbols that are defined (type T/D/B...), minus the usual
 # _init/_fini and the version nodes; libwrtrace.so also carries the LD_PRELOAD
 # interposer: the libibverbs symbols it hooks, each under libibverbs' node.
-preload="ibv_close_device@@IBVERBS_1.1 ibv_create_qp@@IBVERBS_1.1 ibv_destroy_qp@@IBVERBS_1.1 \
-ibv_modify_qp@@IBVERBS_1.1 ibv_open_device@@IBVERBS_1.1 ibv_qp_to_qp_ex@@IBVERBS_1.6 "
+preload="ibv_close_device@@IBVERBS_1.1 ibv_create_cq@@IBVERBS_1.1 ibv_create_qp@@IBVERBS_1.1 \
+ibv_destroy_cq@@IBVERBS_1.1 ibv_destroy_qp@@IBVERBS_1.1 ibv_modify_qp@@IBVERBS_1.1 \
+ibv_open_device@@IBVERBS_1.1 ibv_qp_to_qp_ex@@IBVERBS_1.6 "
 for so in plugin/libwrtrace.so plugin/examples/count_plugin.so; do
 	syms=$(nm -D --defined-only "$top/$so" 2>"$tmp/err" | awk '$2 != "A" { print $3 }' |
 		grep -v -E '^(_init|_fini|_edata|_end|__bss_start)(@.*)?$' | sed 's/@@WRTRACE_1.0$//' |
