@@ -113,6 +113,7 @@ void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
 int pt_qps_connect(struct pt_ctx *c, bool will_send);
 /* Post n receives on QP i (UD adds the GRH room). */
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
+
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
 /* A completion's wr_id: the QP index and the WR's sequence on that QP. */
@@ -152,6 +153,10 @@ int pt_mcast_attach(struct pt_ctx *c);
 /* Sender: check the IPv4 group routes through the GID's netdev. */
 int pt_mcast_check_route(struct pt_ctx *c, const uint8_t mgid[16]);
 void pt_mcast_detach(struct pt_ctx *c);
+/* A side that sends to a group it also joined (send_lat with one group):
+ * leave our own source out of the IPv4 membership, so the IP stack does not
+ * hand our messages back to our QP as if the peer had sent them. */
+int pt_mcast_block_own(struct pt_ctx *c);
 
 /* session.c ------------------------------------------------------------------------ */
 /* Connect the OOB channel and run the preamble V, S1/S2, M (facts 1.5). */
@@ -202,7 +207,8 @@ uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c);
 struct pt_hist;
 struct pt_lat_meas {
 	uint64_t *stamps;           /* iteration mode: post time of each iteration */
-	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX */
+	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX, and
+	                             * in duration mode (the window's round trips) */
 	uint64_t t_prev;            /* with hist: the previous post time */
 	uint64_t n;                 /* stamps taken */
 	uint64_t iters;             /* duration mode: round trips inside the window */

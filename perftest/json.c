@@ -224,6 +224,17 @@ int pt_json_add_lat_dur(struct pt_json *j, const struct pt_lat_dur_result *r)
 	err |= set_int(o, "n_iterations", (long long)r->iters);
 	err |= set_real(o, "t_avg", r->t_avg);
 	err |= set_real(o, "tps_average", r->tps);
+	if (r->has_pct) {
+		err |= set_int(o, "n_samples", (long long)r->samples);
+		err |= set_real(o, "t_min", r->t_min);
+		err |= set_real(o, "percentile_50", r->p50);
+		err |= set_real(o, "percentile_90", r->p90);
+		err |= set_real(o, "percentile_99", r->p99);
+		err |= set_real(o, "percentile_99.9", r->p99_9);
+		err |= set_real(o, "percentile_99.99", r->p99_99);
+		err |= set_real(o, "percentile_99.999", r->p99_999);
+		err |= set_real(o, "max", r->max);
+	}
 	return add_row(j, o, err);
 }
 

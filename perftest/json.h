@@ -24,7 +24,9 @@
  *        "t_stdev", "percentile_99", "percentile_99.9", and in addition
  *        "percentile_50", "percentile_90", "percentile_99.99",
  *        "percentile_99.999", "max" (the untrimmed maximum), ["CPU_util"]
- *   duration LAT  "MsgSize", "n_iterations", "t_avg", "tps_average"
+ *   duration LAT  "MsgSize", "n_iterations", "t_avg", "tps_average", and in
+ *        addition (when the window held a round trip) "n_samples", "t_min",
+ *        "percentile_50" ... "percentile_99.999" as above, "max"
  * With --output=bandwidth|message_rate|latency a row holds "MsgSize" and
  * only the value upstream writes: "bw_avg", "msgRate_avg", "avg_lat" (LAT)
  * or "t_avg" (duration LAT) -- but here always as valid JSON.

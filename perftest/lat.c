@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "engine.h"
 #include "fault.h"
 #include "json.h"
@@ -46,6 +47,43 @@ static void to_clock_units(struct pt_lat_result *r)
 		*v[i] *= 1000.0;
 }
 
+/* Duration mode: upstream's row (average and transactions/s), then our
+ * percentiles of the window's round trips in a table of their own. */
+static int report_lat_dur(struct pt_ctx *c, const struct pt_lat_meas *m)
+{
+	const struct pt_report_params *rp = &c->p->report;
+	unsigned rtt = rtt_factor(c);
+	struct pt_lat_dur_result dr = { 0 };
+	int rc;
+
+	if ((rc = pt_lat_duration_compute(c->size, m->iters, m->elapsed_ns, rtt, &dr))) {
+		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
+		return -1;
+	}
+	/* no percentiles only when no round trip ended inside the window */
+	pt_lat_duration_percentiles(m->hist, rtt, &dr);
+	if (rp->report_cycles) {
+		double *v[] = { &dr.t_avg, &dr.t_min, &dr.p50, &dr.p90, &dr.p99, &dr.p99_9,
+				&dr.p99_99, &dr.p99_999, &dr.max };
+
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+			*v[i] *= 1000.0;
+	}
+	if (rp->output == PT_OUTPUT_FULL) {
+		pt_report_lat_dur_row(stdout, &dr);
+		if (dr.has_pct) {
+			printf(PT_RESULT_LINE);
+			pt_report_lat_dur_pct(stdout, &dr);
+		}
+	} else {
+		pt_report_lat_dur_number(stdout, (enum pt_output_mode)rp->output, &dr);
+	}
+	if (c->json)
+		pt_json_add_lat_dur(c->json, &dr);
+	fflush(stdout);
+	return 0;
+}
+
 static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 {
 	const struct pt_report_params *rp = &c->p->report;
@@ -56,21 +94,8 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 	uint64_t n, *d;
 	int rc;
 
-	if (c->p->traffic.test_type == PT_TEST_DURATION) {
-		struct pt_lat_dur_result dr;
-
-		if ((rc = pt_lat_duration_compute(c->size, m->iters, m->elapsed_ns, rtt, &dr))) {
-			fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
-			return -1;
-		}
-		if (rp->output == PT_OUTPUT_FULL)
-			pt_report_lat_dur_row(stdout, &dr);
-		else
-			pt_report_lat_dur_number(stdout, (enum pt_output_mode)rp->output, &dr);
-		if (c->json)
-			pt_json_add_lat_dur(c->json, &dr);
-		return 0;
-	}
+	if (c->p->traffic.test_type == PT_TEST_DURATION)
+		return report_lat_dur(c, m);
 	if (m->hist) {
 		rc = pt_hist_stats(m->hist, &st);
 	} else {
@@ -177,15 +202,34 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 	return 0;
 }
 
+/* -g (facts 1.5, 3.2): each side attaches to its own group and advertises
+ * it in its keys; the client's is one more in the last byte unless -M
+ * names the group. After the keys, each sends to the peer's group. With
+ * one group for both, our own messages must not come back to us. */
+static int send_lat_mcast_join(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+
+	memcpy(c->mgid, p->mcast.mgid, 16);
+	if (p->oob.is_client && !p->mcast.mgid_given)
+		c->mgid[15]++;
+	return pt_mcast_attach(c) || pt_mcast_block_own(c) ? -1 : 0;
+}
+
 /* ib_send_lat: keys, connect, K0, keys; per size receives, K0, ping-pong. */
 int pt_send_lat_flow(struct pt_ctx *c)
 {
-	if (c->p->mcast.enabled) {
-		fprintf(stderr, "option -g is not supported by this build for ib_send_lat\n");
+	bool mcast = c->p->mcast.enabled;
+
+	if (pt_tool_prepare(c) || (mcast && send_lat_mcast_join(c)) ||
+	    pt_session_print_header(c) || pt_session_xchg_keys(c, false))
 		return PT_EXIT_FAIL;
+	if (mcast) {
+		if (pt_mcast_check_route(c, c->rem_keys[0].gid))
+			return PT_EXIT_FAIL;
+		usleep(50000);
 	}
-	if (pt_tool_prepare(c) || pt_session_print_header(c) || pt_session_xchg_keys(c, false) ||
-	    pt_qps_connect(c, true) || pt_session_barrier(c) || pt_session_xchg_keys(c, true))
+	if (pt_qps_connect(c, true) || pt_session_barrier(c) || pt_session_xchg_keys(c, true))
 		return PT_EXIT_FAIL;
 	result_header(c);
 	if (run_sizes(c, pt_run_lat_send, true, true))

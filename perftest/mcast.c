@@ -79,6 +79,28 @@ int pt_mcast_check_route(struct pt_ctx *c, const uint8_t mgid[16])
 	return rc;
 }
 
+int pt_mcast_block_own(struct pt_ctx *c)
+{
+	struct group_source_req gs = { .gsr_interface = if_nametoindex(c->netdev) };
+	struct sockaddr_in *g = (struct sockaddr_in *)&gs.gsr_group;
+	struct sockaddr_in *src = (struct sockaddr_in *)&gs.gsr_source;
+
+	if (c->igmp_fd < 0)   /* no IPv4 group joined: nothing loops back through IP */
+		return 0;
+	g->sin_family = src->sin_family = AF_INET;
+	if (!pt_mgid_ipv4(c->mgid, &g->sin_addr))
+		return 0;
+	memcpy(&src->sin_addr, &c->gid.raw[12], 4);
+	/* The membership becomes "every source but ours": the route to the
+	 * group no longer counts this host as a member for our own packets. */
+	if (setsockopt(c->igmp_fd, IPPROTO_IP, MCAST_BLOCK_SOURCE, &gs, sizeof(gs))) {
+		fprintf(stderr, " Couldn't leave our own address out of the IPv4 group on %s: %s\n",
+			c->netdev, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 void pt_mcast_detach(struct pt_ctx *c)
 {
 	union ibv_gid mgid;

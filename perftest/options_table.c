@@ -85,7 +85,8 @@ static const struct pt_optdef optdefs[] = {
 	    "GID index to use (default: none on IB, automatic on RoCE)"),
 	OPT(COMM_RDMA_CM, 'z', "comm_rdma_cm", false, 0, NULL,
 	    "Exchange connection data over rdma_cm (data QPs are still regular QPs)"),
-	OPT(CPU_UTIL, 0, "cpu_util", false, 0, NULL,
+	/* latency tools have no CPU column: refused there, not ignored */
+	OPT(CPU_UTIL, 0, "cpu_util", false, PT_OPTG_BW, NULL,
 	    "Show CPU utilization in the report (duration mode only)"),
 	OPT(DONT_XCHG, 0, "dont_xchg_versions", false, 0, NULL,
 	    "Do not exchange versions and MTU with the other side"),
@@ -113,7 +114,7 @@ static const struct pt_optdef optdefs[] = {
 	    "Post with ibv_post_send"),
 	OPT(NEW_POST_SEND, 0, "use_new_post_send", false, 0, NULL,
 	    "Post with the ibv_wr_* API (default)"),
-	OPT(CONNECTIONLESS, 0, "connectionless", false, PT_OPTG_MCAST, NULL,
+	OPT(CONNECTIONLESS, 0, "connectionless", false, PT_OPTG_MCAST_RX, NULL,
 	    "Multicast receiver (-g) with no peer and no OOB exchange: an extra receiver"),
 	/* Test only: announce STR as our version (lab tests of old/new peers). */
 	{ PT_OPT_ANNOUNCE_VERSION, 0, "announce_version", NULL, true, 0, PT_OPTF_HIDDEN,

@@ -56,7 +56,7 @@ enum pt_output {
 /* Option groups a tool may accept (struct pt_tool.option_groups). An option
  * outside the tool's groups is refused by the parser and left out of -h. */
 enum pt_option_group {
-	PT_OPTG_BW = 1u << 0,          /* -b -l -q -Q -N -t --run_infinitely ... */
+	PT_OPTG_BW = 1u << 0,          /* -b -l -q -Q -N -t --run_infinitely --cpu_util ... */
 	PT_OPTG_LAT = 1u << 1,         /* -C -H -U */
 	PT_OPTG_ALL_SIZES = 1u << 2,   /* -a */
 	PT_OPTG_EVENTS = 1u << 3,      /* -e */
@@ -65,6 +65,7 @@ enum pt_option_group {
 	PT_OPTG_ATOMIC_TYPE = 1u << 6, /* -A */
 	PT_OPTG_MCAST = 1u << 7,       /* -g -M */
 	PT_OPTG_RX_DEPTH = 1u << 8,    /* -r */
+	PT_OPTG_MCAST_RX = 1u << 9,    /* --connectionless (a BW receiver) */
 };
 
 /* One tool: what it measures and which options it takes. */

@@ -186,6 +186,33 @@ int pt_report_lat_dur_row(FILE *f, const struct pt_lat_dur_result *r)
 	return done(f);
 }
 
+int pt_report_lat_dur_pct(FILE *f, const struct pt_lat_dur_result *r)
+{
+	static const char *const label[] = { "t_min", "p50", "p90", "p99", "p99.9", "p99.99",
+					     "p99.999", "t_max" };
+	char col[24];
+
+	if (!f || !r)
+		return -EINVAL;
+	if (!r->has_pct)
+		return 0;
+
+	const double v[] = { r->t_min, r->p50, r->p90, r->p99, r->p99_9, r->p99_99, r->p99_999,
+			     r->max };
+
+	fprintf(f, " Percentiles of the %" PRIu64 " round trips in the measured window"
+		" (histogram, at most %.2f%% error):\n", r->samples, 100.0 * pt_hist_max_rel_error());
+	fputs(" #bytes #samples   ", f);
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(col, sizeof(col), "%s[usec]", label[i]);
+		fprintf(f, i < 7 ? "%-15s" : "%s\n", col);
+	}
+	fprintf(f, " %-7lu %-10" PRIu64 " ", (unsigned long)r->size, r->samples);
+	for (unsigned i = 0; i < 8; i++)
+		fprintf(f, i < 7 ? "%-15.2f" : "%.2f\n", v[i]);
+	return done(f);
+}
+
 /* ------------------------------------------------------- bare numbers -- */
 
 int pt_report_bw_number(FILE *f, enum pt_output_mode m,

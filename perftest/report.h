@@ -88,6 +88,10 @@ int pt_report_lat_header(FILE *f);
 int pt_report_lat_row(FILE *f, const struct pt_lat_result *r);
 int pt_report_lat_dur_header(FILE *f);
 int pt_report_lat_dur_row(FILE *f, const struct pt_lat_dur_result *r);
+/* Our addition after a duration LAT table (which stays upstream's): a
+ * labelled line, then a table of t_min, p50 ... p99.999 and t_max over the
+ * round trips of the window. Prints nothing when !r->has_pct. */
+int pt_report_lat_dur_pct(FILE *f, const struct pt_lat_dur_result *r);
 
 /* --output=...: print just "%lf\n". BW: BANDWIDTH → bw_avg, MSG_RATE →
  * msg_rate; LAT and duration LAT: LATENCY → t_avg. Any other mode for that

@@ -210,6 +210,31 @@ int pt_lat_duration_compute(uint64_t size, uint64_t iters, uint64_t elapsed_ns,
 	return 0;
 }
 
+int pt_lat_duration_percentiles(const struct pt_hist *h, unsigned rtt_factor,
+				struct pt_lat_dur_result *out)
+{
+	struct pt_lat_stats st;
+	struct pt_lat_result r;
+	int rc;
+
+	if (!h || !out || rtt_factor == 0)
+		return -EINVAL;
+	if ((rc = pt_hist_stats(h, &st)) ||
+	    (rc = pt_lat_result_from_stats(&st, out->size, out->iters, rtt_factor, &r)))
+		return rc;
+	out->has_pct = true;
+	out->samples = st.count;
+	out->t_min = r.t_min;
+	out->p50 = r.p50;
+	out->p90 = r.p90;
+	out->p99 = r.p99;
+	out->p99_9 = r.p99_9;
+	out->p99_99 = r.p99_99;
+	out->p99_999 = r.p99_999;
+	out->max = r.max_all;
+	return 0;
+}
+
 /* ----------------------------------------------------------- histogram -- */
 
 #define HIST_SUB_BITS 7u

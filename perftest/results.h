@@ -59,12 +59,17 @@ struct pt_lat_result {
 	double cpu_util;
 };
 
-/* Duration-mode latency row (facts 5.8: only average and transactions/s). */
+/* Duration-mode latency row. Upstream prints only the average and
+ * transactions/s (facts 5.8); the percentiles are our addition, from a
+ * histogram of the round trips inside the window (set when has_pct). */
 struct pt_lat_dur_result {
 	uint64_t size;
 	uint64_t iters;
 	double t_avg; /* usec */
 	double tps;   /* transactions per second */
+	bool has_pct;
+	uint64_t samples; /* round trips in the histogram */
+	double t_min, p50, p90, p99, p99_9, p99_99, p99_999, max; /* usec */
 };
 
 /* ----------------------------------------------------------- bandwidth -- */
@@ -105,6 +110,8 @@ int pt_bw_sum(const struct pt_bw_result *local,
 
 /* ------------------------------------------------------------- latency -- */
 
+struct pt_hist; /* the bounded histogram, below */
+
 /* Statistics over samples in nanoseconds. */
 struct pt_lat_stats {
 	uint64_t count;   /* samples kept (after dropping the tail) */
@@ -138,6 +145,12 @@ int pt_lat_result_from_stats(const struct pt_lat_stats *st, uint64_t size,
  * elapsed_s. */
 int pt_lat_duration_compute(uint64_t size, uint64_t iters, uint64_t elapsed_ns,
 			    unsigned rtt_factor, struct pt_lat_dur_result *out);
+
+/* Duration mode: add the percentiles of h (round trips in ns, see the
+ * histogram below) to out, each divided by 1000 * rtt_factor like the rows
+ * above, and set has_pct. -EDOM when h is empty (out is left as it was). */
+int pt_lat_duration_percentiles(const struct pt_hist *h, unsigned rtt_factor,
+				struct pt_lat_dur_result *out);
 
 /* ----------------------------------------------------------- histogram -- */
 

@@ -5,11 +5,15 @@
  *    into the last payload byte and spins on the last byte of its own
  *    region; the server writes first.
  *  - read_lat / atomic_lat: the client alone, one READ or atomic at a time.
+ * With -e (send, read and atomic) a side with nothing to poll sleeps on the
+ * completion channel instead of spinning.
  * Iteration i's post time is stamped; samples are the differences of
  * consecutive stamps (one round trip each). Duration mode counts the round
- * trips inside the window instead. Every wait is bounded, and ends early
- * when the peer's out-of-band connection closes (see run_bw.c). SIGINT ends
- * the run with the samples taken so far (m->interrupted). */
+ * trips that end inside the window and records them in a histogram
+ * (bounded memory, results.h). Every wait is bounded, and ends early when
+ * the peer's out-of-band connection closes (see run_bw.c). SIGINT ends the
+ * run with the samples taken so far (m->interrupted). */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@ struct lat_run {
 	uint64_t i;                 /* the iteration under way */
 	uint64_t t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
+	struct ibv_cq *armed;       /* -e: the CQ armed for an event */
 };
 
 static void lat_start(struct lat_run *r, uint64_t now)
@@ -53,9 +58,7 @@ static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
 	r->duration = p->traffic.test_type == PT_TEST_DURATION;
 	r->last_progress = pt_now_ns();
 	r->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * 1000000000ull : UINT64_MAX;
-	if (r->duration)
-		return 0;
-	if (iters > PT_LAT_RAW_MAX) {
+	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
 			fprintf(stderr, " Couldn't allocate the latency histogram\n");
@@ -110,30 +113,61 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	return false;
 }
 
-/* Iteration i posts now: stamp it, or count it inside the window. */
+/* Iteration i posts now: stamp it; in duration mode only the round trips
+ * that end inside the window count. */
 static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
 {
+	struct pt_lat_meas *m = r->m;
+	bool keep = !r->duration;
+
 	r->i = i;
-	if (r->m->hist) {
-		if (i)
-			pt_hist_record(r->m->hist, now - r->m->t_prev);
-		r->m->t_prev = now;
-		r->m->n = i + 1;
-		return;
+	if (r->duration) {
+		if (!r->started)
+			lat_start(r, now);
+		keep = now >= r->t_sample && now < r->t_stop;
+		m->iters += keep;
 	}
-	if (!r->duration) {
-		r->m->stamps[i] = now;
-		r->m->n = i + 1;
-		return;
+	if (m->hist) {
+		if (i && keep)
+			pt_hist_record(m->hist, now - m->t_prev);
+		m->t_prev = now;
+	} else {
+		m->stamps[i] = now;
 	}
-	if (!r->started)
-		lat_start(r, now);
-	if (now >= r->t_sample && now < r->t_stop)
-		r->m->iters++;
+	m->n = i + 1;
 }
 
-/* Spin on one CQ until a completion (1), the end of the run (0) or an
- * error (-1). */
+/* -e, nothing to poll: sleep on the completion channel. The CQ is armed
+ * first and polled once more (a completion may have come before the
+ * arming); then one event is awaited, at most 100 ms so the stop rules
+ * still run, and acked. An event of the other CQ only wakes us early. */
+static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
+{
+	struct pollfd pfd = { .fd = r->c->channel->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (r->armed != cq) {
+		if (ibv_req_notify_cq(cq, 0)) {
+			fprintf(stderr, " Couldn't request CQ notification\n");
+			return -1;
+		}
+		r->armed = cq;
+		return 0;
+	}
+	if (poll(&pfd, 1, 100) == 1) {
+		if (ibv_get_cq_event(r->c->channel, &ev_cq, &ev_ctx)) {
+			fprintf(stderr, " Failed to get a CQ event\n");
+			return -1;
+		}
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+	r->armed = NULL;
+	return 0;
+}
+
+/* Poll one CQ (with -e: sleep between polls) until a completion (1), the
+ * end of the run (0) or an error (-1). */
 static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struct ibv_wc *wc)
 {
 	for (;;) {
@@ -158,6 +192,8 @@ static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struc
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "completion"))
 			return wait_ended(r, now);
+		if (r->c->channel && lat_sleep(r, cq))
+			return -1;
 	}
 }
 

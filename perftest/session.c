@@ -157,6 +157,7 @@ static void my_key(struct pt_ctx *c, int i)
 static void print_key(struct pt_ctx *c, const struct pt_key *k, bool remote)
 {
 	enum pt_verb v = c->p->tool->verb;
+	/* labelled as upstream does, in send_lat too: the server's keys "MGID" */
 	bool mcast_side = c->p->mcast.enabled && (remote == c->p->oob.is_client);
 	struct pt_addr_print a = {
 		.remote = remote,

@@ -40,7 +40,8 @@ static int local_checks(struct pt_ctx *c)
 		return -1;
 	}
 
-	if (p->mcast.enabled && c->is_roce && !p->oob.is_client) {
+	/* the groups a side attaches to: the receiver's, both sides' in send_lat */
+	if (p->mcast.enabled && c->is_roce && (!p->oob.is_client || p->tool->kind == PT_KIND_LAT)) {
 		bool v4gid = c->gid.raw[10] == 0xff && c->gid.raw[11] == 0xff;
 
 		if (pt_mgid_ipv4(p->mcast.mgid, &group) != v4gid) {

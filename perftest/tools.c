@@ -12,10 +12,11 @@ const struct pt_tool pt_tool_send_bw = {
 	.name = "ib_send_bw", .verb = PT_VERB_SEND, .kind = PT_KIND_BW,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC) | PT_CONN_BIT(PT_CONN_UD),
 	.option_groups = RDMA_GROUPS_BW | PT_OPTG_EVENTS | PT_OPTG_INLINE | PT_OPTG_MCAST |
-			 PT_OPTG_RX_DEPTH,
+			 PT_OPTG_MCAST_RX | PT_OPTG_RX_DEPTH,
 	.default_iters = 1000,
 };
 
+/* -g: both sides send and receive; no --connectionless (a ping needs a peer). */
 const struct pt_tool pt_tool_send_lat = {
 	.name = "ib_send_lat", .verb = PT_VERB_SEND, .kind = PT_KIND_LAT,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC) | PT_CONN_BIT(PT_CONN_UD),

@@ -278,6 +278,32 @@ static void test_output_modes(void **state)
 	assert_true(get_real(res, "t_avg") == 0.5);
 	assert_true(get_real(res, "tps_average") == 1e6);
 	assert_int_equal(get_int(res, "n_iterations"), 9);
+	assert_null(json_object_get(res, "percentile_50")); /* none measured */
+	json_decref(doc);
+	pt_json_free(j);
+
+	/* duration mode with percentiles: the iteration-mode keys */
+	d.has_pct = true;
+	d.samples = 8;
+	d.t_min = 0.25;
+	d.p50 = 0.5;
+	d.p90 = 0.75;
+	d.p99 = d.p99_9 = d.p99_99 = d.p99_999 = 1.0;
+	d.max = 1.5;
+	j = pt_json_begin(&in, PT_REPORT_FULL);
+	assert_int_equal(pt_json_add_lat_dur(j, &d), 0);
+	doc = parse(j);
+	res = json_object_get(doc, "results");
+	assert_true(get_real(res, "t_avg") == 0.5 && get_real(res, "tps_average") == 1e6);
+	assert_int_equal(get_int(res, "n_samples"), 8);
+	assert_true(get_real(res, "t_min") == 0.25);
+	assert_true(get_real(res, "percentile_50") == 0.5);
+	assert_true(get_real(res, "percentile_90") == 0.75);
+	assert_true(get_real(res, "percentile_99") == 1.0);
+	assert_true(get_real(res, "percentile_99.9") == 1.0);
+	assert_true(get_real(res, "percentile_99.99") == 1.0);
+	assert_true(get_real(res, "percentile_99.999") == 1.0);
+	assert_true(get_real(res, "max") == 1.5);
 	json_decref(doc);
 	pt_json_free(j);
 

@@ -243,8 +243,9 @@ static void test_duration_rules(void **state)
 	assert_int_equal(r->p.traffic.margin, 4);
 	r = ok(&pt_tool_send_bw, "-D 1 host");
 	assert_int_equal(r->p.traffic.margin, 0);
-	r = ok(&pt_tool_read_lat, "-D 3 --cpu_util host");
+	r = ok(&pt_tool_read_bw, "-D 3 --cpu_util host");
 	assert_true(r->p.report.cpu_util);
+	bad(&pt_tool_read_lat, "-D 3 --cpu_util host", "option --cpu_util is not available in ib_read_lat");
 	bad(&pt_tool_send_bw, "-D 4 -f 2 host", "please check that DURATION > 2*MARGIN");
 	bad(&pt_tool_send_bw, "-D 10 -f 5 host", "please check that DURATION > 2*MARGIN");
 	bad(&pt_tool_send_bw, "-f 2 host", "only valid with -D");
@@ -454,6 +455,19 @@ static void test_multicast_rules(void **state)
 	bad(&pt_tool_send_bw, "-g -M 225.1.1", "Invalid MGID '225.1.1' for -M");
 	bad(&pt_tool_send_bw, "-g -M 10.0.0.1", "not an IPv4 multicast");
 	bad(&pt_tool_write_bw, "-M 225.1.1.20", "not available in ib_write_bw");
+	/* send_lat: -g on both sides, but a ping needs a peer */
+	r = ok(&pt_tool_send_lat, "-g -M 225.1.1.20");
+	assert_true(r->p.mcast.enabled);
+	assert_int_equal(r->p.conn.type, PT_CONN_UD);
+	bad(&pt_tool_send_lat, "-g --connectionless",
+	    "option --connectionless is not available in ib_send_lat");
+	r = run(&pt_tool_send_lat, "-h");
+	assert_non_null(strstr(r->out, "-g, --mcg"));
+	assert_non_null(strstr(r->out, "-M, --MGID <mgid>"));
+	assert_non_null(strstr(r->out, "-e, --events"));
+	assert_null(strstr(r->out, "--connectionless"));
+	r = run(&pt_tool_send_bw, "-h");
+	assert_non_null(strstr(r->out, "--connectionless"));
 }
 
 static void test_connection_types(void **state)

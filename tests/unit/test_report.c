@@ -252,6 +252,30 @@ static void test_lat_tables(void **state)
 	free(s);
 }
 
+/* Duration mode: upstream's table, then ours with the percentiles. */
+static void test_lat_dur_percentiles(void **state)
+{
+	(void)state;
+	struct pt_lat_dur_result d = { .size = 2, .iters = 4000, .t_avg = 12.5, .tps = 40000.0,
+				       .has_pct = true, .samples = 3999, .t_min = 10.0,
+				       .p50 = 12.25, .p90 = 13.5, .p99 = 20.0, .p99_9 = 31.25,
+				       .p99_99 = 40.0, .p99_999 = 41.0, .max = 41.5 };
+	struct cap c;
+	char *s;
+
+	cap_open(&c);
+	assert_int_equal(pt_report_lat_dur_pct(c.f, &d), 0);
+	d.has_pct = false;
+	assert_int_equal(pt_report_lat_dur_pct(c.f, &d), 0); /* nothing */
+	assert_int_equal(pt_report_lat_dur_pct(c.f, NULL), -EINVAL);
+	s = cap_close(&c);
+	assert_string_equal(s,
+		" Percentiles of the 3999 round trips in the measured window (histogram, at most 0.78% error):\n"
+		" #bytes #samples   t_min[usec]    p50[usec]      p90[usec]      p99[usec]      p99.9[usec]    p99.99[usec]   p99.999[usec]  t_max[usec]\n"
+		" 2       3999       10.00          12.25          13.50          20.00          31.25          40.00          41.00          41.50\n");
+	free(s);
+}
+
 static void test_output_numbers(void **state)
 {
 	(void)state;
@@ -299,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_bw_table),
 		cmocka_unit_test(test_bw_gbits),
 		cmocka_unit_test(test_lat_tables),
+		cmocka_unit_test(test_lat_dur_percentiles),
 		cmocka_unit_test(test_output_numbers),
 		cmocka_unit_test(test_io_error),
 	};

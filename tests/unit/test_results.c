@@ -300,6 +300,55 @@ static void test_lat_rows(void **state)
 	assert_int_equal(pt_lat_duration_compute(2, 0, 1000, 2, &d), -EDOM);
 }
 
+/* Duration mode: percentiles of the window's round trips from a histogram,
+ * in usec and halved for SEND/WRITE like the iteration-mode row. */
+static void test_lat_duration_percentiles(void **state)
+{
+	(void)state;
+	struct pt_hist *h = pt_hist_new();
+	struct pt_lat_dur_result d = { 0 };
+
+	assert_non_null(h);
+	assert_int_equal(pt_lat_duration_compute(2, 1000, 1000000000ull, 2, &d), 0);
+	/* empty window: no percentiles, the row untouched */
+	assert_int_equal(pt_lat_duration_percentiles(h, 2, &d), -EDOM);
+	assert_false(d.has_pct);
+	assert_true(d.t_avg == 500.0 && d.tps == 1000.0);
+	assert_int_equal(pt_lat_duration_percentiles(NULL, 2, &d), -EINVAL);
+	assert_int_equal(pt_lat_duration_percentiles(h, 0, &d), -EINVAL);
+
+	/* 1..100000 ns, each once: nearest rank gives exactly k * 1000 ppm */
+	for (uint64_t v = 1; v <= 100000; v++)
+		pt_hist_record(h, v);
+	assert_int_equal(pt_lat_duration_percentiles(h, 2, &d), 0);
+	assert_true(d.has_pct);
+	assert_int_equal(d.samples, 100000);
+	assert_int_equal(d.iters, 1000); /* the row's own fields are kept */
+	assert_true(d.t_avg == 500.0);
+	assert_true(d.t_min == 0.0005); /* 1 ns / 1000 / 2 */
+	assert_true(d.max == 50.0);     /* exact maximum: 100000 ns / 2 */
+	/* within the histogram's bound of the true ranks 50000, 90000, ... */
+	assert_rel(d.p50, 25.0, pt_hist_max_rel_error());
+	assert_rel(d.p90, 45.0, pt_hist_max_rel_error());
+	assert_rel(d.p99, 49.5, pt_hist_max_rel_error());
+	assert_rel(d.p99_9, 49.95, pt_hist_max_rel_error());
+	assert_rel(d.p99_99, 49.995, pt_hist_max_rel_error());
+	assert_rel(d.p99_999, 49.9995, pt_hist_max_rel_error());
+	assert_true(d.p50 <= d.p90 && d.p90 <= d.p99 && d.p99 <= d.p99_9 &&
+		    d.p99_9 <= d.p99_99 && d.p99_99 <= d.p99_999 && d.p99_999 <= d.max);
+
+	/* READ/ATOMIC (factor 1), small exact values: 10 x 100 ns + 1 x 120 ns */
+	pt_hist_reset(h);
+	for (int i = 0; i < 10; i++)
+		pt_hist_record(h, 100);
+	pt_hist_record(h, 120);
+	assert_int_equal(pt_lat_duration_percentiles(h, 1, &d), 0);
+	assert_int_equal(d.samples, 11);
+	assert_true(d.t_min == 0.1 && d.p50 == 0.1 && d.p90 == 0.1);
+	assert_true(d.p99 == 0.12 && d.p99_999 == 0.12 && d.max == 0.12);
+	pt_hist_free(h);
+}
+
 /* ----------------------------------------------------------- histogram -- */
 
 static void check_quantize(uint64_t v, double bound)
@@ -422,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_lat_1_to_1000),
 		cmocka_unit_test(test_lat_small_sets),
 		cmocka_unit_test(test_lat_rows),
+		cmocka_unit_test(test_lat_duration_percentiles),
 		cmocka_unit_test(test_hist_error_bound),
 		cmocka_unit_test(test_hist_stats_vs_exact),
 		cmocka_unit_test(test_hist_merge_and_small),
