@@ -166,12 +166,16 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 	return 0;
 }
 
-/* Poll one CQ (with -e: sleep between polls) until a completion (1), the
- * end of the run (0) or an error (-1). */
-static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struct ibv_wc *wc)
+/* Poll the send or receive CQ (with -e: sleep between polls) until a
+ * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
+ * completion's NIC time when the CQ stamps them (pt_hw_ns). */
+static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc *wc,
+		   uint64_t *hw_ns)
 {
+	struct ibv_cq *cq = recv ? r->c->recv_cq : r->c->send_cq;
+
 	for (;;) {
-		int n = ibv_poll_cq(cq, 1, wc);
+		int n = pt_poll_cq(r->c, recv, 1, wc, hw_ns);
 		uint64_t now;
 
 		if (n < 0) {
@@ -179,8 +183,6 @@ static int wait_cq(struct lat_run *r, struct ibv_cq *cq, const char *side, struc
 			return -1;
 		}
 		if (n == 1) {
-			bool recv = cq == r->c->recv_cq;
-
 			r->last_progress = pt_now_ns();
 			if (wc->status == IBV_WC_SUCCESS) {
 				PT_TEST_STOP(PT_STAGE_RUN);
@@ -213,6 +215,7 @@ static int lat_end(struct lat_run *r)
 static int post_one(struct lat_run *r, uint64_t i, const char *side)
 {
 	struct ibv_wc wc;
+	uint64_t hw_ns;
 	int rc;
 
 	/* per-iteration numbering restarts the signaling rule every WR */
@@ -221,9 +224,9 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 		return -1;
 	pt_hook_post(0, i, 1, pt_wr_plugin_opcode(r->c), 0, 1, (uint32_t)r->c->size, 1,
 		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
-	rc = wait_cq(r, r->c->send_cq, side, &wc);
+	rc = wait_cq(r, false, side, &wc, &hw_ns);
 	if (rc == 1)
-		pt_hook_wc(0, i, &wc, false, r->last_progress, NULL);
+		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(r->c, &hw_ns, 0));
 	return rc;
 }
 
@@ -233,11 +236,12 @@ static int recv_one(struct lat_run *r, const char *side)
 {
 	struct pt_ctx *c = r->c;
 	struct ibv_wc wc;
-	int rc = wait_cq(r, c->recv_cq, side, &wc);
+	uint64_t hw_ns;
+	int rc = wait_cq(r, true, side, &wc, &hw_ns);
 
 	if (rc <= 0)
 		return rc;
-	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, NULL);
+	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(c, &hw_ns, 0));
 	if ((r->duration || c->qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
 		return -1;
 	return 1;

@@ -14,6 +14,7 @@ ALL=$(for i in $(seq 1 23); do printf '%s ' $((1 << i)); done)
 CELLS=(
 	"send_lat|rc|-n 100|2|100"
 	"send_lat|ud|-c UD -n 100|2|100"
+	"send_lat|uc|-c UC -n 100|2|100"
 	"send_lat|rc-all|-a -n 5|$ALL|5"
 	"write_lat|rc|-n 100|2|100"
 	"write_lat|uc|-c UC -n 100|2|100"
