@@ -6,13 +6,36 @@
  * NIC clock is sampled against CLOCK_MONOTONIC_RAW (start, then every
  * PT_HWCLOCK_PERIOD_NS) so they can map one onto the other. Without a
  * plugin nothing changes: the ex-CQ path is slower than ibv_poll_cq and
- * would change what is measured. PERFTEST_HWTS=off keeps plain CQs. */
+ * would change what is measured. PERFTEST_HWTS=off keeps plain CQs.
+ * On mlx5 (built with mlx5dv) ticks become ns through the kernel's clock
+ * info, elsewhere through hca_core_clock; the run info names which. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine.h"
 #include "hooks.h"
+
+#ifdef HAVE_MLX5DV
+/* hwts.h's contract is -errno; mlx5dv_get_clock_info returns errno */
+static int mlx5_clock_info(void *ctx, struct mlx5dv_clock_info *ci)
+{
+	int rc = mlx5dv_get_clock_info(ctx, ci);
+
+	return rc > 0 ? -rc : rc;
+}
+#endif
+
+/* Where the device's tick -> ns parameters come from; NULL: hca_core_clock. */
+static pt_hwclock_info_fn clock_info_of(struct ibv_context *ctx)
+{
+#ifdef HAVE_MLX5DV
+	if (mlx5dv_is_supported(ctx->device))
+		return mlx5_clock_info;
+#endif
+	(void)ctx;
+	return NULL;
+}
 
 static struct ibv_cq *plain_cq(struct pt_ctx *c, int n)
 {
@@ -24,6 +47,7 @@ static bool want_hwts(struct pt_ctx *c)
 {
 	const char *env = getenv(PT_HWTS_ENV);
 	struct pt_hwts_caps caps;
+	pt_hwclock_info_fn info;
 
 	pt_hwts_probe(&c->dev_attr, c->devname, &caps);
 	if (!caps.supported) {
@@ -36,13 +60,20 @@ static bool want_hwts(struct pt_ctx *c)
 	}
 	if (!pt_hooks_count())
 		return false;
+	info = clock_info_of(c->verbs);
 	c->hwclock = calloc(1, sizeof(*c->hwclock));
-	if (!c->hwclock || pt_hwclock_init(c->hwclock, caps.hz, caps.mask, pt_hwclock_read_ibv, c->verbs)) {
+	if (!c->hwclock || pt_hwclock_init_ex(c->hwclock, caps.hz, caps.mask, pt_hwclock_read_ibv,
+					      c->verbs, info, c->verbs)) {
 		snprintf(c->hwts_note, sizeof(c->hwts_note), "cannot set up the NIC clock");
 		free(c->hwclock);
 		c->hwclock = NULL;
 		return false;
 	}
+	/* an mlx5 whose clock info cannot be read: say why the domain is hca */
+	if (info && !c->hwclock->use_ci)
+		fprintf(stderr, " mlx5 clock info of %s unavailable (%s): CQE times converted with "
+			"hca_core_clock (%s)\n", c->devname, strerror(-c->hwclock->info_error),
+			c->hwclock->domain);
 	return true;
 }
 

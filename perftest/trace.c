@@ -70,7 +70,9 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		.hw_ts = c->hwts ? PT_PLUGIN_HW_TS_ON :
 			 caps.supported ? PT_PLUGIN_HW_TS_OFF : PT_PLUGIN_HW_TS_NONE,
 		.hw_clock_hz = caps.supported ? caps.hz : 0,
-		.hw_clock_domain = caps.supported ? "hca-free-running" : "none",
+		/* the conversion hwts_cq.c set up: mlx5 clock info or hca_core_clock */
+		.hw_clock_domain = !caps.supported ? "none" :
+				   c->hwclock ? c->hwclock->domain : PT_HWCLOCK_DOMAIN_HCA,
 		.sw_clock = "CLOCK_MONOTONIC_RAW",
 	};
 	if (pt_hooks_run_start(&info, err, sizeof(err))) {

@@ -87,9 +87,34 @@ int pt_hwclock_read_ibv(void *ctx, uint64_t *ticks)
 int pt_hwclock_init(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock_read_fn read,
 		    void *read_arg)
 {
+	return pt_hwclock_init_ex(c, hz, mask, read, read_arg, NULL, NULL);
+}
+
+/* The clock info for the conversions from here on; a failure keeps the last. */
+static void refresh_info(struct pt_hwclock *c)
+{
+#ifdef HAVE_MLX5DV
+	struct mlx5dv_clock_info ci;
+	int rc = c->info(c->info_arg, &ci);
+
+	if (rc) {
+		c->info_error = rc;
+		c->info_failures++;
+		return;
+	}
+	c->ci = ci;
+#else
+	(void)c;
+#endif
+}
+
+int pt_hwclock_init_ex(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock_read_fn read,
+		       void *read_arg, pt_hwclock_info_fn info, void *info_arg)
+{
 	struct timespec gap = { 0, 2000000 };
 
 	memset(c, 0, sizeof(*c));
+	c->domain = PT_HWCLOCK_DOMAIN_HCA;
 	if (!hz || !mask)
 		return -EINVAL;
 	c->hz = hz;
@@ -97,6 +122,23 @@ int pt_hwclock_init(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock
 	c->read = read;
 	c->read_arg = read_arg;
 	c->period_ns = PT_HWCLOCK_PERIOD_NS;
+	if (info) {
+#ifdef HAVE_MLX5DV
+		int rc = info(info_arg, &c->ci);
+
+		if (rc) {
+			c->info_error = rc; /* hz it is, for the clock's life */
+		} else {
+			c->use_ci = true;
+			c->info = info;
+			c->info_arg = info_arg;
+			c->domain = PT_HWCLOCK_DOMAIN_MLX5;
+		}
+#else
+		(void)info_arg;
+		c->info_error = -EOPNOTSUPP; /* built without mlx5dv */
+#endif
+	}
 	if (!read)
 		return 0;
 	/* Two samples 2 ms apart give a first slope before the run starts. */
@@ -106,10 +148,22 @@ int pt_hwclock_init(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock
 	return pt_hwclock_sample(c) ? c->last_error : 0;
 }
 
+/* ticks / hz in ns, split so that (ext % hz) * 1e9 stays below 2^64 for hz < 18 GHz */
+static inline uint64_t hz_ns(const struct pt_hwclock *c, uint64_t ext)
+{
+	return ext / c->hz * 1000000000ull + ext % c->hz * 1000000000ull / c->hz;
+}
+
 uint64_t pt_hwclock_ns(struct pt_hwclock *c, uint64_t ticks)
 {
-	uint64_t raw = ticks & c->mask, ext, fwd;
+	uint64_t raw, ext, fwd;
 
+#ifdef HAVE_MLX5DV
+	/* fixed for the clock's life: predicted right on every CQE */
+	if (c->use_ci)
+		return mlx5dv_ts_to_ns(&c->ci, ticks);
+#endif
+	raw = ticks & c->mask;
 	if (!c->primed) {
 		c->primed = true;
 		ext = raw;
@@ -119,20 +173,25 @@ uint64_t pt_hwclock_ns(struct pt_hwclock *c, uint64_t ticks)
 			ext = c->last_ext + fwd;
 		} else {
 			/* an older stamp (CQEs of two CQs polled out of order) */
-			ext = c->last_ext - ((c->last_raw - raw) & c->mask);
-			return ext / c->hz * 1000000000ull + ext % c->hz * 1000000000ull / c->hz;
+			return hz_ns(c, c->last_ext - ((c->last_raw - raw) & c->mask));
 		}
 	}
 	c->last_raw = raw;
 	c->last_ext = ext;
-	/* split so that (ext % hz) * 1e9 stays below 2^64 for hz < 18 GHz */
-	return ext / c->hz * 1000000000ull + ext % c->hz * 1000000000ull / c->hz;
+	return hz_ns(c, ext);
 }
 
 int pt_hwclock_sample(struct pt_hwclock *c)
 {
 	uint64_t best = UINT64_MAX, hw = 0, sw = 0;
 
+	/* first: the reading below converts with the kernel's newest view */
+	if (c->use_ci)
+		refresh_info(c);
+	if (!c->read) {
+		c->next_sample_ns = pt_now_ns() + c->period_ns;
+		return -EOPNOTSUPP;
+	}
 	for (int i = 0; i < 5; i++) {
 		uint64_t t0 = pt_now_ns(), ticks, t1;
 		int rc = c->read(c->read_arg, &ticks);

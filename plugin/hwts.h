@@ -3,12 +3,18 @@
  *
  * - pt_hwts_probe: does the device stamp CQEs (completion_timestamp_mask and
  *   hca_core_clock in kHz from ibv_query_device_ex)? rxe does not.
- * - struct pt_hwclock: NIC ticks -> NIC ns (nominal hca_core_clock, counter
- *   wrap handled with the mask), plus a least-squares line mapping NIC ns
- *   onto CLOCK_MONOTONIC_RAW, fitted from paired samples of both clocks
- *   (ibv_query_rt_values_ex bracketed by two pt_now_ns) taken at start and
- *   every period_ns. The fit and its residual go to the plugins as a
- *   struct pt_plugin_clock_fit.
+ * - struct pt_hwclock: NIC ticks -> NIC ns, plus a least-squares line
+ *   mapping NIC ns onto CLOCK_MONOTONIC_RAW, fitted from paired samples of
+ *   both clocks (ibv_query_rt_values_ex bracketed by two pt_now_ns) taken
+ *   at start and every period_ns. The fit and its residual go to the
+ *   plugins as a struct pt_plugin_clock_fit. Ticks become ns one of two
+ *   ways, named by the clock's domain:
+ *   - "mlx5-clock-info": mlx5dv_ts_to_ns with the kernel's clock info
+ *     (mlx5dv_get_clock_info), re-read at each sample: it follows the PHC
+ *     as the kernel adjusts it (ptp4l), not just the nominal frequency;
+ *   - "hca-free-running": ticks / hca_core_clock, counter wrap handled with
+ *     the mask; for other devices, builds without mlx5dv, or when the
+ *     clock info cannot be read at init.
  * - struct pt_cqx: an ibv_poll_cq look-alike over an ibv_cq_ex created with
  *   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP (start/next/end_poll), returning the
  *   NIC time of each completion. Not for rxe: its ex-CQ polling is broken in
@@ -19,11 +25,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#ifdef HAVE_MLX5DV
+#include <infiniband/mlx5dv.h>
+#endif
 #include "perftest_plugin.h"
 
 #define PT_HWCLOCK_SAMPLES 256          /* the fit uses the latest this many */
 #define PT_HWCLOCK_PERIOD_NS 100000000ull /* re-sample every 100 ms */
-#define PT_HWCLOCK_DOMAIN "hca-free-running"
+#define PT_HWCLOCK_DOMAIN_HCA "hca-free-running"  /* ticks / hca_core_clock */
+#define PT_HWCLOCK_DOMAIN_MLX5 "mlx5-clock-info"   /* mlx5dv_ts_to_ns */
 
 struct pt_hwts_caps {
 	bool supported;
@@ -51,7 +61,22 @@ typedef int (*pt_hwclock_read_fn)(void *arg, uint64_t *ticks);
 /* The real one: ibv_query_rt_values_ex(ctx = arg, RAW_CLOCK). */
 int pt_hwclock_read_ibv(void *ctx, uint64_t *ticks);
 
+struct mlx5dv_clock_info;
+/* Fills the kernel's current tick -> ns parameters; 0 or -errno. The real
+ * one wraps mlx5dv_get_clock_info (perftest/hwts_cq.c links libmlx5, the
+ * preload library looks it up: preload_cq.c); tests pass their own. */
+typedef int (*pt_hwclock_info_fn)(void *arg, struct mlx5dv_clock_info *ci);
+
 struct pt_hwclock {
+	const char *domain;         /* PT_HWCLOCK_DOMAIN_*: the conversion in use */
+	bool use_ci;                /* ci converts (domain MLX5); else hz does */
+#ifdef HAVE_MLX5DV
+	struct mlx5dv_clock_info ci;
+#endif
+	pt_hwclock_info_fn info;    /* refreshes ci at each sample; NULL: hz only */
+	void *info_arg;
+	int info_error;             /* -errno of the last failed clock-info read, 0 if none */
+	unsigned info_failures;     /* refreshes that failed (the previous ci stayed) */
 	uint64_t hz, mask;
 	uint64_t last_raw, last_ext; /* unwrapping state */
 	bool primed;
@@ -65,20 +90,30 @@ struct pt_hwclock {
 	                               -EDOM when the NIC clock did not move; 0 if none */
 };
 
-/* read may be NULL: conversion only, no samples. */
+/* read may be NULL: conversion only, no samples. hca_core_clock conversion. */
 int pt_hwclock_init(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock_read_fn read,
 		    void *read_arg);
-/* Ticks of a CQE (or of the counter) -> ns on the NIC clock, unwrapped:
- * a value up to mask/2 behind the last one is taken as older, not wrapped. */
+/* The same, converting with clock info from info (may be NULL) when it can
+ * be read now (and the build has mlx5dv); else with hz, info_error saying
+ * why. The domain is fixed here for the clock's life: ns of the two
+ * conversions are on different time lines. */
+int pt_hwclock_init_ex(struct pt_hwclock *c, uint64_t hz, uint64_t mask, pt_hwclock_read_fn read,
+		       void *read_arg, pt_hwclock_info_fn info, void *info_arg);
+/* Ticks of a CQE (or of the counter) -> ns on the NIC clock. hz: unwrapped,
+ * a value up to mask/2 behind the last one is taken as older, not wrapped;
+ * clock info: as mlx5dv_ts_to_ns, relative to the info's last_cycles. */
 uint64_t pt_hwclock_ns(struct pt_hwclock *c, uint64_t ticks);
-/* Take one paired sample (best of a few tries: the tightest bracket) and
- * refit. 0, or -errno of the read, or -EDOM when no line fits (the NIC
- * clock did not move): the last good fit stays. */
+/* Refresh the clock info (when converting with it; a failure keeps the
+ * previous one and counts in info_failures), take one paired sample (best
+ * of a few tries: the tightest bracket) and refit. 0, or -errno of the
+ * read, or -EDOM when no line fits (the NIC clock did not move): the last
+ * good fit stays. Without a read: the refresh only, -EOPNOTSUPP. */
 int pt_hwclock_sample(struct pt_hwclock *c);
-/* Sample when period_ns has passed since the last one; 1 when refitted. */
+/* Sample when period_ns has passed since the last one; 1 when refitted.
+ * Without a read only the clock info is refreshed. */
 static inline int pt_hwclock_tick(struct pt_hwclock *c, uint64_t now_ns)
 {
-	if (__builtin_expect(now_ns < c->next_sample_ns, 1) || !c->read)
+	if (__builtin_expect(now_ns < c->next_sample_ns, 1))
 		return 0;
 	return pt_hwclock_sample(c) == 0;
 }

@@ -97,7 +97,9 @@ struct pt_plugin_run_info {
 	uint32_t post_list;         /* WRs per post call */
 	enum pt_plugin_hw_ts hw_ts;
 	uint64_t hw_clock_hz;       /* nominal NIC clock (hca_core_clock), 0 if none */
-	const char *hw_clock_domain; /* "hca-free-running", "none", ... */
+	const char *hw_clock_domain; /* NIC ticks -> ns: "mlx5-clock-info" (the kernel's
+	                                mlx5 clock info), "hca-free-running" (ticks /
+	                                hca_core_clock), "none" */
 	const char *sw_clock;       /* "CLOCK_MONOTONIC_RAW" */
 };
 

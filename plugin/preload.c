@@ -236,7 +236,7 @@ static void run_begin(struct wrp_ctx *c, enum ibv_qp_type type, uint32_t max_sen
 	};
 	char err[256];
 
-	in.hw_clock_domain = in.hw_ts == PT_PLUGIN_HW_TS_ON ? PT_HWCLOCK_DOMAIN : "none";
+	in.hw_clock_domain = in.hw_ts == PT_PLUGIN_HW_TS_ON ? c->clk.domain : "none";
 	if (wrt_run_start(wrp.w, &in, err, sizeof(err))) {
 		fprintf(stderr, "wrtrace: cannot start recording: %s\n", err);
 		return;

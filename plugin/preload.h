@@ -171,5 +171,8 @@ struct ibv_cq *wrp_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 int wrp_destroy_cq(struct ibv_cq *cq, int (*real)(struct ibv_cq *));
 /* The patched ctx->ops.poll_cq of a context that reads CQE stamps. */
 int wrp_poll_cq_hw(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+/* The clock-info reader for a context at open: mlx5dv_get_clock_info when
+ * the device is mlx5, else NULL (hca_core_clock). Tests replace it. */
+extern pt_hwclock_info_fn (*wrp_clock_info_of)(struct ibv_context *ctx);
 
 #endif

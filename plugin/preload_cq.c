@@ -17,9 +17,13 @@
  *   NIC time.
  * - The NIC clock is sampled against CLOCK_MONOTONIC_RAW at open, at run
  *   start and every PT_HWCLOCK_PERIOD_NS while polling; each fit goes to
- *   the recorder, which splits post->CQE / CQE->poll with it.
+ *   the recorder, which splits post->CQE / CQE->poll with it. On an mlx5
+ *   device ticks become ns through the kernel's clock info, read with the
+ *   libmlx5 the program's libibverbs loaded (we never load it), elsewhere
+ *   through hca_core_clock; the open line and the run info name which.
  * A context without stamps (rxe: none, and its ex-CQ polling is broken in
  * rdma-core 44, facts 3.3) keeps the plain path: nothing here touches it. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -195,6 +199,55 @@ int wrp_poll_cq_hw(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 /* ------------------------------------------------------ per context -- */
 
+#ifdef HAVE_MLX5DV
+static int (*real_get_clock_info)(struct ibv_context *, struct mlx5dv_clock_info *);
+
+/* hwts.h's contract is -errno; mlx5dv_get_clock_info returns errno */
+static int mlx5_clock_info(void *ctx, struct mlx5dv_clock_info *ci)
+{
+	int rc = real_get_clock_info(ctx, ci);
+
+	return rc > 0 ? -rc : rc;
+}
+
+/* libibverbs loaded libmlx5 (soname libmlx5.so.1) as the provider of an
+ * mlx5 device: use that one. Loading it ourselves would add a dependency a
+ * preload into any program must not have. The handle is kept: libibverbs
+ * never unloads a provider anyway. */
+static pt_hwclock_info_fn mlx5_lookup(struct ibv_context *ctx)
+{
+	void *h = dlopen("libmlx5.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	bool (*is_supported)(struct ibv_device *);
+
+	if (!h)
+		return NULL;
+	is_supported = (__typeof__(is_supported))dlvsym(h, "mlx5dv_is_supported", "MLX5_1.8");
+	real_get_clock_info = (__typeof__(real_get_clock_info))dlvsym(h, "mlx5dv_get_clock_info",
+								      "MLX5_1.4");
+	if (!is_supported || !real_get_clock_info || !is_supported(ctx->device))
+		return NULL;
+	return mlx5_clock_info;
+}
+#else
+static pt_hwclock_info_fn mlx5_lookup(struct ibv_context *ctx)
+{
+	(void)ctx;
+	return NULL;
+}
+#endif
+pt_hwclock_info_fn (*wrp_clock_info_of)(struct ibv_context *ctx) = mlx5_lookup;
+
+/* The conversion in use, for the line said at open. */
+static void conversion(const struct wrp_ctx *c, bool mlx5, char *buf, size_t len)
+{
+	if (c->clk.use_ci)
+		snprintf(buf, len, "%s: ticks to ns by the kernel's mlx5 clock info", c->clk.domain);
+	else
+		snprintf(buf, len, "%s: ticks / %llu Hz hca_core_clock%s%s", c->clk.domain,
+			 (unsigned long long)c->caps.hz, mlx5 ? "; mlx5 clock info unreadable: " : "",
+			 mlx5 ? strerror(-c->clk.info_error) : "");
+}
+
 static bool off(struct wrp_ctx *c, const char *why)
 {
 	fprintf(stderr, "wrtrace: CQE timestamps off for %s: %s; software times only\n",
@@ -207,6 +260,8 @@ bool wrp_hwts_attach(struct wrp_ctx *c)
 	struct verbs_context *v = verbs_get_ctx_op(c->ctx, query_device_ex);
 	const char *dev = c->ctx->device->name;
 	struct ibv_device_attr_ex attr;
+	pt_hwclock_info_fn info;
+	char conv[160];
 	int rc;
 
 	memset(&attr, 0, sizeof(attr));
@@ -230,16 +285,19 @@ bool wrp_hwts_attach(struct wrp_ctx *c)
 	c->create_cq_ex = v->create_cq_ex;
 	v->create_cq_ex = w_create_cq_ex;
 	c->hwts = c->upgrade = true;
-	rc = pt_hwclock_init(&c->clk, c->caps.hz, c->caps.mask, pt_hwclock_read_ibv, c->ctx);
+	info = wrp_clock_info_of(c->ctx);
+	rc = pt_hwclock_init_ex(&c->clk, c->caps.hz, c->caps.mask, pt_hwclock_read_ibv, c->ctx,
+				info, c->ctx);
 	if (rc) {
 		/* stamps still come, in NIC ns; only the split needs the fit */
-		pt_hwclock_init(&c->clk, c->caps.hz, c->caps.mask, NULL, NULL);
-		fprintf(stderr, "wrtrace: CQE timestamps on for %s, but its clock cannot be sampled "
-			"(%s): NIC times without a post->CQE split\n", dev, strerror(-rc));
+		pt_hwclock_init_ex(&c->clk, c->caps.hz, c->caps.mask, NULL, NULL, info, c->ctx);
+		conversion(c, info != NULL, conv, sizeof(conv));
+		fprintf(stderr, "wrtrace: CQE timestamps on for %s (%s), but its clock cannot be "
+			"sampled (%s): NIC times without a post->CQE split\n", dev, conv, strerror(-rc));
 	} else {
+		conversion(c, info != NULL, conv, sizeof(conv));
 		fprintf(stderr, "wrtrace: CQE timestamps on for %s: CQs read through the extended CQ "
-			"API, NIC clock (%llu Hz) fitted onto CLOCK_MONOTONIC_RAW\n", dev,
-			(unsigned long long)c->caps.hz);
+			"API, NIC clock (%s) fitted onto CLOCK_MONOTONIC_RAW\n", dev, conv);
 	}
 	return true;
 }

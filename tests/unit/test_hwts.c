@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Hardware timestamps without hardware: capability probe, tick conversion
  * and wrap, the least-squares clock fit and its residual (synthetic paired
- * samples), sampling through a fake clock read, and the extended-CQ poller
+ * samples), sampling through a fake clock read, mlx5 clock info from a fake
+ * source (conversions equal mlx5dv_ts_to_ns's, refreshed at each sample;
+ * unreadable info falls back to hca_core_clock) and the domain each names
+ * in the tools' run info, and the extended-CQ poller
  * against a mock struct ibv_cq_ex (its ops are function pointers), end to
  * end into the recorder's post->CQE / CQE->poll split. The mock ex-CQ
  * (mock_cqx.h) is shared with test_preload.c. */
@@ -162,6 +165,161 @@ static void test_hwclock_sampling(void **state)
 	assert_true(c.fit.slope == 1.0);
 }
 
+/* A fake source of mlx5 clock info: hands out *cur, or fails with err. */
+struct fake_info {
+	int calls, err;
+#ifdef HAVE_MLX5DV
+	struct mlx5dv_clock_info cur;
+#endif
+};
+
+static int fake_info(void *arg, struct mlx5dv_clock_info *ci)
+{
+	struct fake_info *f = arg;
+
+	f->calls++;
+	if (f->err)
+		return f->err;
+#ifdef HAVE_MLX5DV
+	*ci = f->cur;
+#else
+	(void)ci;
+#endif
+	return 0;
+}
+
+/* Clock info that cannot be read at init (not an mlx5 after all, or a
+ * build without mlx5dv): hca_core_clock converts, the domain says so, and
+ * the info is never asked again. */
+static void test_info_fallback(void **state)
+{
+	struct fake_info f = { .err = -EOPNOTSUPP };
+	struct pt_hwclock c;
+	int fail = 0;
+
+	(void)state;
+	assert_int_equal(pt_hwclock_init_ex(&c, 156250000, UINT64_MAX, NULL, NULL, fake_info, &f), 0);
+	assert_string_equal(c.domain, PT_HWCLOCK_DOMAIN_HCA);
+	assert_false(c.use_ci);
+	assert_int_equal(c.info_error, -EOPNOTSUPP);
+	assert_int_equal(pt_hwclock_ns(&c, 5), 32);
+	assert_int_equal(pt_hwclock_ns(&c, 156250000ull * 3 + 5), 3000000032ull);
+	assert_int_equal(pt_hwclock_init_ex(&c, 1000000000, UINT64_MAX, fake_read, &fail, fake_info, &f),
+			 0);
+	assert_int_equal(pt_hwclock_sample(&c), 0);
+	assert_string_equal(c.domain, PT_HWCLOCK_DOMAIN_HCA);
+	assert_int_equal(pt_hwclock_ns(&c, 777), 777);
+#ifdef HAVE_MLX5DV
+	assert_int_equal(f.calls, 2); /* once per init, none per sample */
+#endif
+	/* no source at all: hca too, no error to report */
+	assert_int_equal(pt_hwclock_init(&c, 156250000, UINT64_MAX, NULL, NULL), 0);
+	assert_string_equal(c.domain, PT_HWCLOCK_DOMAIN_HCA);
+	assert_int_equal(c.info_error, 0);
+}
+
+#ifdef HAVE_MLX5DV
+/* A 156.25 MHz clock as the kernel describes it: 6.4 ns a cycle as
+ * mult / 2^shift, a 41-bit counter, a PHC time line far from the ticks. */
+static struct mlx5dv_clock_info info_156(uint64_t last_cycles, uint64_t nsec)
+{
+	return (struct mlx5dv_clock_info){ .nsec = nsec, .last_cycles = last_cycles,
+					   .frac = 0x5a5a5, .mult = 53687091, .shift = 23,
+					   .mask = (1ull << 41) - 1 };
+}
+
+/* Every conversion is mlx5dv_ts_to_ns's, not ticks / hz. */
+static void test_info_conversion(void **state)
+{
+	struct fake_info f = { .cur = info_156(0x1fffff00000ull, 1700000000123456789ull) };
+	struct mlx5dv_clock_info ref = f.cur;
+	const uint64_t ticks[] = { 0x1fffff00000ull, 0x1fffff00001ull, 0x1fffff00000ull + 156250000,
+				   0x1ffffe00000ull, 5, 0x1fffff00000ull | (7ull << 41), 0x1ffffffffffull };
+	struct pt_hwclock c;
+
+	(void)state;
+	assert_int_equal(pt_hwclock_init_ex(&c, 156250000, UINT64_MAX, NULL, NULL, fake_info, &f), 0);
+	assert_true(c.use_ci);
+	assert_string_equal(c.domain, PT_HWCLOCK_DOMAIN_MLX5);
+	assert_int_equal(c.info_error, 0);
+	for (size_t i = 0; i < sizeof(ticks) / sizeof(ticks[0]); i++)
+		assert_int_equal(pt_hwclock_ns(&c, ticks[i]), mlx5dv_ts_to_ns(&ref, ticks[i]));
+	/* by hand: one second of cycles after last_cycles, and 0x100000 before */
+	assert_int_equal(pt_hwclock_ns(&c, 0x1fffff00000ull + 156250000),
+			 1700000000123456789ull + ((156250000ull * 53687091 + 0x5a5a5) >> 23));
+	assert_int_equal(pt_hwclock_ns(&c, 0x1ffffe00000ull),
+			 1700000000123456789ull - ((0x100000ull * 53687091 - 0x5a5a5) >> 23));
+	/* past the counter's wrap: still forward */
+	assert_int_equal(pt_hwclock_ns(&c, 5), 1700000000123456789ull +
+			 (((0x100005ull) * 53687091 + 0x5a5a5) >> 23));
+}
+
+/* A NIC counter stopped at *arg ticks. */
+static int fixed_read(void *arg, uint64_t *ticks)
+{
+	*ticks = *(uint64_t *)arg;
+	return 0;
+}
+
+/* The kernel's view changes (ptp4l stepped and slowed the PHC): each sample
+ * re-reads it before reading the counter, later conversions use it; a
+ * failed re-read keeps the last. */
+static void test_info_refresh(void **state)
+{
+	struct timespec now;
+	struct fake_info f;
+	struct mlx5dv_clock_info old, cur;
+	struct pt_hwclock c;
+	uint64_t x, fixed;
+	int fail = 0;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+	/* about fake_read's ticks now: 1.01 per ns plus an offset */
+	x = (uint64_t)((double)((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec) * 1.01) +
+	    123456789;
+	f = (struct fake_info){ .cur = info_156(x, 1700000000000000000ull) };
+	f.cur.mask = UINT64_MAX;
+	old = f.cur;
+	assert_int_equal(pt_hwclock_init_ex(&c, 156250000, UINT64_MAX, fake_read, &fail, fake_info, &f),
+			 0);
+	assert_int_equal(f.calls, 3); /* init, then each of its two samples */
+	assert_string_equal(c.domain, PT_HWCLOCK_DOMAIN_MLX5);
+	cur = info_156(x + 1000000, 1700000000000000000ull + 7000000);
+	cur.mult = 53687000;
+	cur.mask = UINT64_MAX;
+	f.cur = cur;
+	assert_int_equal(pt_hwclock_ns(&c, x + 5000000), mlx5dv_ts_to_ns(&old, x + 5000000));
+	/* the sample's own reading converts with the info it just read */
+	fixed = x + 3000000;
+	c.read = fixed_read;
+	c.read_arg = &fixed;
+	assert_int_equal(pt_hwclock_sample(&c), 0);
+	assert_int_equal(f.calls, 4);
+	assert_int_equal(c.samples[(c.next + PT_HWCLOCK_SAMPLES - 1) % PT_HWCLOCK_SAMPLES].hw_ns,
+			 mlx5dv_ts_to_ns(&cur, fixed));
+	assert_int_equal(pt_hwclock_ns(&c, x + 5000000), mlx5dv_ts_to_ns(&cur, x + 5000000));
+	assert_true(mlx5dv_ts_to_ns(&cur, x + 5000000) != mlx5dv_ts_to_ns(&old, x + 5000000));
+	/* the re-read fails: the sample still counts, the last info stays */
+	c.read = fake_read;
+	c.read_arg = &fail;
+	f.err = -EIO;
+	f.cur = old;
+	assert_int_equal(pt_hwclock_sample(&c), 0);
+	assert_int_equal(c.info_error, -EIO);
+	assert_int_equal(c.info_failures, 1);
+	assert_string_equal(c.domain, PT_HWCLOCK_DOMAIN_MLX5);
+	assert_int_equal(pt_hwclock_ns(&c, x + 5000000), mlx5dv_ts_to_ns(&cur, x + 5000000));
+	/* without a clock read, the period still refreshes the info (no refit) */
+	f.err = 0;
+	assert_int_equal(pt_hwclock_init_ex(&c, 156250000, UINT64_MAX, NULL, NULL, fake_info, &f), 0);
+	f.cur = cur;
+	assert_int_equal(pt_hwclock_tick(&c, 1), 0);
+	assert_true(c.next_sample_ns > 1);
+	assert_int_equal(c.nsamples, 0);
+	assert_int_equal(pt_hwclock_ns(&c, x + 5000000), mlx5dv_ts_to_ns(&cur, x + 5000000));
+}
+#endif
 
 static void test_cqx_poll_batches(void **state)
 {
@@ -304,7 +462,7 @@ static void test_split_end_to_end(void **state)
 		.struct_size = sizeof(in), .tool = "test", .device = "mock_cq", .num_qps = 1,
 		.qp_nums = &qpn, .msg_size = 64, .iterations = 2, .tx_depth = 4, .cq_mod = 1,
 		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_ON, .hw_clock_hz = 156250000,
-		.hw_clock_domain = PT_HWCLOCK_DOMAIN, .sw_clock = "CLOCK_MONOTONIC_RAW",
+		.hw_clock_domain = PT_HWCLOCK_DOMAIN_HCA, .sw_clock = "CLOCK_MONOTONIC_RAW",
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
 	struct wrt_trace t;
@@ -353,9 +511,64 @@ static void test_split_end_to_end(void **state)
 	assert_int_equal(d.gap_sw_ns, 1000);
 	assert_int_equal(t.runs[0].meta.fit.samples, 4);
 	assert_true(t.runs[0].meta.fit.residual_max_ns < 1e-6);
-	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN);
+	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN_HCA);
 	wrt_trace_free(&t);
 	unlink(path);
+	rmdir(dir);
+}
+
+/* The tools' run info (trace.c) names the domain of the clock hwts_cq.c
+ * set up; a device without stamps says none. Through the recorder's file. */
+static void test_trace_domain(void **state)
+{
+	static struct pt_ctx c;
+	static struct pt_params p;
+	static struct ibv_qp qp = { .qp_num = 0x77 };
+	static struct pt_qp q = { .qp = &qp };
+	char dir[] = "/tmp/test_hwts_dom.XXXXXX", path[128], arg[160], err[512];
+	struct fake_info f = { .err = -ENODEV };
+	struct pt_hwclock clk;
+	struct wrt_trace t;
+	const char *want[3];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.csv", dir);
+	snprintf(arg, sizeof(arg), "%s:quiet", path);
+	memset(&c, 0, sizeof(c));
+	pt_params_defaults(pt_tool_find("ib_send_lat"), &p);
+	c.p = &p;
+	c.num_qps = 1;
+	c.qps = &q;
+	c.size = 64;
+	c.tx_depth = c.rx_depth = 16;
+	c.cq_mod = 1;
+	snprintf(c.devname, sizeof(c.devname), "mock0");
+	c.dev_attr.completion_timestamp_mask = UINT64_MAX;
+	c.dev_attr.hca_core_clock = 156250;
+#ifdef HAVE_MLX5DV
+	f = (struct fake_info){ .cur = info_156(0, 0) };
+	want[0] = PT_HWCLOCK_DOMAIN_MLX5;
+#else
+	want[0] = PT_HWCLOCK_DOMAIN_HCA;
+#endif
+	want[1] = PT_HWCLOCK_DOMAIN_HCA; /* the CQs are plain: no clock */
+	want[2] = "none";
+	assert_int_equal(pt_hwclock_init_ex(&clk, 156250000, UINT64_MAX, NULL, NULL, fake_info, &f), 0);
+	for (int i = 0; i < 3; i++) {
+		c.hwts = i == 0;
+		c.hwclock = i == 0 ? &clk : NULL;
+		if (i == 2)
+			c.dev_attr.completion_timestamp_mask = 0;
+		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+		assert_int_equal(pt_trace_begin(&c, true, false), 0);
+		assert_int_equal(pt_trace_end(&c, 0, 1000), 0);
+		pt_hooks_unload_all();
+		assert_int_equal(wrt_read(path, &t, err, sizeof(err)), 0);
+		assert_string_equal(t.runs[0].meta.hw_domain, want[i]);
+		wrt_trace_free(&t);
+		unlink(path);
+	}
 	rmdir(dir);
 }
 
@@ -367,11 +580,17 @@ int main(void)
 		cmocka_unit_test(test_wrap),
 		cmocka_unit_test(test_fit_synthetic),
 		cmocka_unit_test(test_hwclock_sampling),
+		cmocka_unit_test(test_info_fallback),
+#ifdef HAVE_MLX5DV
+		cmocka_unit_test(test_info_conversion),
+		cmocka_unit_test(test_info_refresh),
+#endif
 		cmocka_unit_test(test_cqx_poll_batches),
 		cmocka_unit_test(test_cqx_start_error),
 		cmocka_unit_test(test_cqx_read_ts_aside),
 		cmocka_unit_test(test_engine_poll),
 		cmocka_unit_test(test_split_end_to_end),
+		cmocka_unit_test(test_trace_domain),
 	};
 	return cmocka_run_group_tests_name("hwts", tests, NULL, NULL);
 }

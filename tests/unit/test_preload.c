@@ -401,7 +401,9 @@ static void test_hwts_upgrade(void **unused)
 	uint64_t t_sent, t_cqe, stamps = 0;
 
 	(void)unused;
-	assert_non_null(strstr(captured, "wrtrace: CQE timestamps on for mockts0"));
+	assert_non_null(strstr(captured, "wrtrace: CQE timestamps on for mockts0: CQs read through "
+				"the extended CQ API, NIC clock (hca-free-running: ticks / 500000000 "
+				"Hz hca_core_clock) fitted"));
 	assert_ptr_equal(ctx->ops.poll_cq, wrp_poll_cq_hw);
 	assert_ptr_not_equal(vctx.create_cq_ex, m_create_cq_ex);
 	assert_int_equal(c->clk.nsamples, 2);
@@ -457,7 +459,7 @@ static void test_hwts_upgrade(void **unused)
 	assert_int_equal(t.runs[0].n, 3);
 	assert_int_equal(t.runs[0].meta.hw_ts, PT_PLUGIN_HW_TS_ON);
 	assert_int_equal(t.runs[0].meta.hw_hz, NIC_KHZ * 1000ull);
-	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN);
+	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN_HCA);
 	assert_true(t.runs[0].meta.has_fit);
 	assert_true(fabs(t.runs[0].meta.fit.slope - 1) < 1e-3);
 	assert_true(t.runs[0].meta.fit.residual_max_ns < 50000);
@@ -484,6 +486,96 @@ static void test_hwts_upgrade(void **unused)
 	assert_int_equal(stamps, 3);
 	wrt_hw_line(line, sizeof(line), &t.runs[0].meta);
 	assert_non_null(strstr(line, "mockts0, hca-free-running clock at 500000000 Hz; fit onto"));
+	wrt_trace_free(&t);
+}
+
+/* An mlx5 device (wrp_clock_info_of replaced, with clock info by hand:
+ * 2 ns a tick on another time line): the open line and the run name the
+ * mlx5 conversion and rows carry mlx5dv_ts_to_ns's values. Unreadable
+ * clock info: hca_core_clock, said with why. */
+static int fake_info_err;
+#ifdef HAVE_MLX5DV
+static struct mlx5dv_clock_info fake_ci;
+#endif
+static int m_clock_info(void *ctx, struct mlx5dv_clock_info *ci)
+{
+	(void)ctx;
+#ifdef HAVE_MLX5DV
+	if (!fake_info_err)
+		*ci = fake_ci;
+#else
+	(void)ci;
+#endif
+	return fake_info_err;
+}
+static pt_hwclock_info_fn m_clock_info_of(struct ibv_context *ctx)
+{
+	assert_non_null(ctx->device);
+	return m_clock_info;
+}
+
+/* the real lookup back after the test, even after a failed assert */
+static pt_hwclock_info_fn (*saved_lookup)(struct ibv_context *);
+static int save_lookup(void **unused)
+{
+	(void)unused;
+	saved_lookup = wrp_clock_info_of;
+	return 0;
+}
+static int restore_lookup(void **unused)
+{
+	(void)unused;
+	wrp_clock_info_of = saved_lookup;
+	return 0;
+}
+
+static void test_hwts_mlx5_clock_info(void **unused)
+{
+	char path[] = "/tmp/test_preload_ci.XXXXXX", path2[] = "/tmp/test_preload_ci2.XXXXXX";
+	struct ibv_context *ctx;
+	struct ibv_cq *cq;
+	struct ibv_wc wc[4];
+	struct wrt_trace t;
+	uint64_t t_cqe;
+
+	(void)unused;
+	wrp_clock_info_of = m_clock_info_of;
+	fake_info_err = 0;
+#ifdef HAVE_MLX5DV
+	fake_ci = (struct mlx5dv_clock_info){ .nsec = 1700000000000000000ull,
+					      .last_cycles = nic_ticks(pt_now_ns()),
+					      .mult = 1u << 21, .shift = 20, .mask = UINT64_MAX };
+	ctx = hw_ctx("mockmlx5", 0xffffffffffffull, path, "");
+	assert_non_null(strstr(captured, "CQE timestamps on for mockmlx5: CQs read through the "
+				"extended CQ API, NIC clock (mlx5-clock-info: ticks to ns by the "
+				"kernel's mlx5 clock info) fitted onto CLOCK_MONOTONIC_RAW"));
+	cq = wrp_create_cq(ctx, 64, NULL, NULL, 0, m_real_create_cq);
+	hw_post(hw_qp(ctx), 30, 1);
+	t_cqe = pt_now_ns();
+	hw_cqe(&mcq[0], 30, IBV_WC_SEND, t_cqe, IBV_WC_SUCCESS);
+	assert_int_equal(ibv_poll_cq(cq, 4, wc), 1);
+	hw_finish(ctx, path, &t);
+	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN_MLX5);
+	assert_int_equal(t.runs[0].recs[0].hw_ns, mlx5dv_ts_to_ns(&fake_ci, nic_ticks(t_cqe)));
+	assert_true(t.runs[0].recs[0].hw_ns > 1700000000000000000ull);
+	assert_true(t.runs[0].meta.has_fit);
+	assert_true(fabs(t.runs[0].meta.fit.slope - 1) < 1e-3);
+	wrt_trace_free(&t);
+#else
+	(void)cq; (void)wc; (void)t_cqe;
+	temp_file(path);
+	unlink(path);
+#endif
+	fake_info_err = -EOPNOTSUPP;
+	ctx = hw_ctx("mockmlx5b", 0xffffffffffffull, path2, "");
+	assert_non_null(strstr(captured, "NIC clock (hca-free-running: ticks / 500000000 Hz "
+				"hca_core_clock; mlx5 clock info unreadable: "));
+	assert_non_null(strstr(captured, strerror(EOPNOTSUPP)));
+	assert_non_null(wrp_create_cq(ctx, 64, NULL, NULL, 0, m_real_create_cq));
+	hw_qp(ctx);
+	hw_finish(ctx, path2, &t);
+	assert_int_equal(t.runs[0].meta.hw_ts, PT_PLUGIN_HW_TS_ON);
+	assert_string_equal(t.runs[0].meta.hw_domain, PT_HWCLOCK_DOMAIN_HCA);
 	wrt_trace_free(&t);
 }
 
@@ -693,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_mock_context),
 		cmocka_unit_test(test_hwts_upgrade),
 		cmocka_unit_test(test_hwts_fallback),
+		cmocka_unit_test_setup_teardown(test_hwts_mlx5_clock_info, save_lookup, restore_lookup),
 		cmocka_unit_test(test_hwts_app_cq_ex),
 		cmocka_unit_test(test_hwts_untouched),
 		cmocka_unit_test(test_nohwts_option),
