@@ -3,6 +3,7 @@
 # both sides exit 0 and report the requested iteration count.
 . "$(dirname "$0")/lib.sh"
 lab_require 2
+UD=$(ud_mtu)   # the default UD message: the RoCE MTU
 bw=$UPSTREAM/ib_send_bw
 [[ -x $bw ]] || fail "$bw missing (Debian package perftest)"
 common="-d rxe0 -x $GIDX -F -n 300"
@@ -13,6 +14,6 @@ expect_row "RC server" "$T/rc.srv" 65536 300
 note "RC: $(result_rows "$T/rc.cli")"
 run_pair ud 1 2 18516 "$bw $common -c UD" "$bw $common -c UD"
 ((SRV_RC == 0 && CLI_RC == 0)) || { show "$T/ud.srv"; show "$T/ud.cli"; fail "UD: server $SRV_RC client $CLI_RC"; }
-expect_row "UD client" "$T/ud.cli" 1024 300
-expect_row "UD server" "$T/ud.srv" 1024 300
+expect_row "UD client" "$T/ud.cli" "$UD" 300
+expect_row "UD server" "$T/ud.srv" "$UD" 300
 note "UD: $(result_rows "$T/ud.cli")"

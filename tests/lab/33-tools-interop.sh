@@ -12,22 +12,22 @@ lab_require 2
 ALL=$(for i in $(seq 1 23); do printf '%s ' $((1 << i)); done)
 # tool | mode | arguments | sizes expected | iterations
 CELLS=(
-	"send_lat|rc|-n 100|2|100"
-	"send_lat|ud|-c UD -n 100|2|100"
-	"send_lat|uc|-c UC -n 100|2|100"
+	"send_lat|rc|-n 30|2|30"
+	"send_lat|ud|-c UD -n 30|2|30"
+	"send_lat|uc|-c UC -n 30|2|30"
 	"send_lat|rc-all|-a -n 5|$ALL|5"
-	"write_lat|rc|-n 100|2|100"
-	"write_lat|uc|-c UC -n 100|2|100"
+	"write_lat|rc|-n 30|2|30"
+	"write_lat|uc|-c UC -n 30|2|30"
 	"write_lat|rc-all|-a -n 5|$ALL|5"
-	"read_lat|rc|-n 100|2|100"
+	"read_lat|rc|-n 30|2|30"
 	"read_lat|rc-all|-a -n 5|$ALL|5"
-	"atomic_lat|rc|-n 100|8|100"
-	"write_bw|rc|-n 200|65536|200"
-	"write_bw|uc|-c UC -n 200|65536|200"
+	"atomic_lat|rc|-n 30|8|30"
+	"write_bw|rc|-n 100|65536|100"
+	"write_bw|uc|-c UC -n 100|65536|100"
 	"write_bw|rc-all|-a -n 5|$ALL|5"
-	"read_bw|rc|-n 200|65536|200"
+	"read_bw|rc|-n 100|65536|100"
 	"read_bw|rc-all|-a -n 5|$ALL|5"
-	"atomic_bw|rc|-n 200|8|200"
+	"atomic_bw|rc|-n 100|8|100"
 )
 PAIRS=(ours:ours ours:up up:ours)   # server:client
 # -a cells run against 6.06 in both roles only (ours <-> ours adds little

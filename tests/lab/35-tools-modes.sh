@@ -1,9 +1,10 @@
 #!/bin/bash
-# Modes of the other seven tools beyond the interop matrix: -b for write and
-# read BW (ours and 6.06), -A CMP_AND_SWAP, -o, -D for latency and RDMA BW
-# tools (upstream's duration table, then our percentiles, also in JSON),
-# -H/-U sample lists, -C, and -e in the latency tools (the waiting side's
-# poll() calls on the completion channel, counted with strace).
+# Modes of the other seven tools beyond the interop matrix: -b for write,
+# read and atomic BW (ours and 6.06), -A CMP_AND_SWAP, -o for read and
+# atomic, -D for every tool but send_bw (in 30; latency tools: upstream's
+# duration table, then our percentiles, also in JSON), -H/-U sample lists,
+# -C, and -e in the latency tools (the waiting side's poll() calls on the
+# completion channel, counted with strace).
 . "$(dirname "$0")/lib.sh"
 lab_require 2
 A="-d rxe0 -x $GIDX -F"
@@ -70,6 +71,9 @@ cell write_bw/bidir/up-ours write_bw up ours "-b -n 200" bw_pos
 cell read_bw/bidir/ours-ours read_bw ours ours "-b -n 200" bw_pos
 cell read_bw/bidir/up-ours read_bw up ours "-b -n 200" bw_pos
 cell read_bw/outs-4/ours-up read_bw ours up "-o 4 -n 200" outs4
+cell read_bw/bidir/ours-up read_bw ours up "-b -n 200" bw_pos
+cell atomic_bw/bidir/up-ours atomic_bw up ours "-b -n 200" bw_pos
+cell atomic_bw/outs-4/ours-up atomic_bw ours up "-o 4 -n 200" outs4
 cell atomic_bw/cas/ours-up atomic_bw ours up "-A CMP_AND_SWAP -n 200" cas
 cell atomic_lat/cas/up-ours atomic_lat up ours "-A CMP_AND_SWAP -n 100" cas_lat
 cell send_lat/duration/ours-ours send_lat ours ours "-D 4" dur_json \
@@ -79,6 +83,9 @@ cell write_lat/duration/ours-ours write_lat ours ours "-D 4" dur_json \
 cell read_lat/duration/ours-ours read_lat ours ours "-D 4" dur_json \
 	"--out_json --out_json_file=$SHARE/dur-read_lat-duration-ours-ours.json"
 cell write_bw/duration/ours-ours write_bw ours ours "-D 3" bw_pos
+cell read_bw/duration/ours-up read_bw ours up "-D 2" bw_pos
+cell atomic_bw/duration/up-ours atomic_bw up ours "-D 2" bw_pos
+cell atomic_lat/duration/ours-ours atomic_lat ours ours "-D 4" dur_lat
 cell send_lat/samples/ours-ours send_lat ours ours "-n 100 -U -H" samples
 cell write_lat/clock-units/ours-ours write_lat ours ours "-n 100 -C" clock_units
 
@@ -88,7 +95,7 @@ cell write_lat/clock-units/ours-ours write_lat ours ours "-n 100 -C" clock_units
 # none (it spins on the CQ and polls only its out-of-band socket). send_lat:
 # the server waits for each ping; read_lat and atomic_lat: the client waits
 # for each completion (on rxe many READs complete before the CQ is armed,
-# so at least 20 of the 200 must sleep).
+# so at least 10 of the 100 must sleep).
 polls() { echo "strace -f -qq -e trace=poll -o $SHARE/polls.\$\$ $*; rc=\$?; echo polls \$(grep -c 'poll(' $SHARE/polls.\$\$) \$(grep -c 'poll(.*, 1, 100)' $SHARE/polls.\$\$); rm -f $SHARE/polls.\$\$; exit \$rc"; }
 # ev_run NAME TOOL SIDE(srv|cli) "ARGS": our pair, SIDE under strace; its
 # poll() calls in POLLS ("all channel"), the pair's worst exit code returned
@@ -107,11 +114,11 @@ ev_run() {
 }
 for tool in send_lat:srv read_lat:cli atomic_lat:cli; do
 	t=${tool%:*} side=${tool#*:}
-	ev_run "ev-$t-e" "$t" "$side" "-n 200 -e"; RC_e=$? EV=$POLLS
-	ev_run "ev-$t-p" "$t" "$side" "-n 200"; RC_p=$? PO=$POLLS
+	ev_run "ev-$t-e" "$t" "$side" "-n 100 -e"; RC_e=$? EV=$POLLS
+	ev_run "ev-$t-p" "$t" "$side" "-n 100"; RC_p=$? PO=$POLLS
 	if ((RC_e == 0 && RC_p == 0)) && grep -q 'Test with events. Using rxe0_comp' "$T/ev-$t-e.$side" &&
 	   lat_pos "$T/ev-$t-e.cli" && [[ $(result_rows "$T/ev-$t-e.cli" | awk '{ print $1, $2 }') == "$(result_rows "$T/ev-$t-p.cli" | awk '{ print $1, $2 }')" ]] &&
-	   [[ ${EV#* } -ge 20 && ${PO#* } == 0 ]]; then
+	   [[ ${EV#* } -ge 10 && ${PO#* } == 0 ]]; then
 		result pass "$t/events"
 		note "$t -e: the waiting side's poll() calls (all, on the channel) with -e: $EV; polling: $PO"
 	else
@@ -120,5 +127,5 @@ for tool in send_lat:srv read_lat:cli atomic_lat:cli; do
 	fi
 done
 # -e against 6.06 (it sleeps on events too): both sides agree
-cell send_lat/events/ours-up send_lat ours up "-e -n 200" lat_pos
-cell read_lat/events/up-ours read_lat up ours "-e -n 200" lat_pos
+cell send_lat/events/ours-up send_lat ours up "-e -n 50" lat_pos
+cell read_lat/events/up-ours read_lat up ours "-e -n 50" lat_pos

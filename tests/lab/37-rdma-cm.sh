@@ -14,13 +14,14 @@ lab_require 2
 # that both our server and our client meet 6.06 over -R; ours <-> ours is the
 # layout cells at the end.
 UPP="ours:up up:ours"
+UD=$(ud_mtu)   # UD messages default to the RoCE MTU
 CELLS=(
 	"send_bw|z-rc|-z -n 100|65536|100|$UPP"
-	"send_bw|z-ud|-z -c UD -n 100|1024|100|$UPP"
+	"send_bw|z-ud|-z -c UD -n 100|$UD|100|$UPP"
 	"send_bw|R-rc|-R -n 100|65536|100|$UPP"
-	"send_bw|R-ud|-R -c UD -n 100|1024|100|$UPP"
+	"send_bw|R-ud|-R -c UD -n 100|$UD|100|$UPP"
 	"send_bw|R-rc-q2|-R -q 2 -n 50|65536|100|ours:up"
-	"send_bw|R-ud-bidir|-R -c UD -b -n 50|1024|50|$UPP"
+	"send_bw|R-ud-bidir|-R -c UD -b -n 50|$UD|50|$UPP"
 	"send_lat|R-ud|-R -c UD -n 50|2|50|$UPP"
 	"write_bw|R-rc|-R -n 100|65536|100|up:ours"
 	"read_bw|R-rc|-R -n 100|65536|100|ours:up"

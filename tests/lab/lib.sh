@@ -13,6 +13,12 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 note() { echo "  $*" >&2; }
 
 lab_nodes() { cat "${PTLAB_DIR:-/var/tmp/ptlab}/nodes" 2>/dev/null || echo 0; }
+# ud_mtu: the RoCE MTU of the running lab, the default and largest UD
+# message (ci/lab: eth0 9000 -> 4096, 1500 -> 1024).
+ud_mtu() {
+	local m; m=$(cat "${PTLAB_DIR:-/var/tmp/ptlab}/mtu" 2>/dev/null || echo 1500)
+	local ib=256; for v in 512 1024 2048 4096; do ((m >= v + 100)) && ib=$v; done; echo $ib
+}
 
 # lab_require N: make sure exactly N nodes are up.
 lab_require() {
