@@ -34,12 +34,22 @@ wait_listen() { lab_listening "$1" "$2" || fail "nothing listens on port $2 on n
 
 # run_pair NAME SNODE CNODE PORT "SERVER CMD" "CLIENT CMD": run a server and a
 # client; outputs in $T/NAME.srv / $T/NAME.cli, exit codes in SRV_RC / CLI_RC.
-# The client gets the server's address appended.
+# The client gets the server's address appended. ci/lab-serve runs the
+# server and marks in the share when it listens; the client starts then.
 run_pair() {
-	local name=$1 sn=$2 cn=$3 port=$4 scmd=$5 ccmd=$6 spid
-	"$LAB" exec "$sn" --timeout 300 -- $scmd -p "$port" > "$T/$name.srv" 2>&1 &
+	local name=$1 sn=$2 cn=$3 port=$4 scmd=$5 ccmd=$6 spid marker i
+	marker=$("$LAB" share)/listening.${name//\//-}.$port.$$
+	rm -f "$marker"
+	"$LAB" exec "$sn" --timeout 300 -- "$top/ci/lab-serve" "$marker" "$port" $scmd -p "$port" \
+		> "$T/$name.srv" 2>&1 &
 	spid=$!
-	wait_listen "$sn" "$port"
+	for ((i = 0; i < 1200; i++)); do
+		[[ -e $marker ]] && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.05
+	done
+	[[ -e $marker ]] || { show "$T/$name.srv"; fail "nothing listens on port $port on node $sn"; }
+	rm -f "$marker"
 	"$LAB" exec "$cn" --timeout 300 -- $ccmd -p "$port" "$("$LAB" addr "$sn")" > "$T/$name.cli" 2>&1
 	CLI_RC=$?
 	wait $spid
