@@ -30,9 +30,6 @@ CELLS=(
 	"atomic_bw|rc|-n 100|8|100"
 )
 PAIRS=(ours:ours ours:up up:ours)   # server:client
-# -a cells run against 6.06 in both roles only (ours <-> ours adds little
-# there and ~15 s per cell to the test command).
-pairs_for() { [[ $1 == *-all ]] && echo "ours:up up:ours" || echo "${PAIRS[*]}"; }
 bin() { [[ $1 == ours ]] && echo "$OURS/ib_$2" || echo "$UPSTREAM/ib_$2"; }
 
 # lat_ok FILE: every row has 0 < t_min <= t_typical <= t_max.
@@ -54,7 +51,7 @@ for cell in "${CELLS[@]}"; do
 	IFS='|' read -r tool mode margs msizes miters <<<"$cell"
 	[[ -n ${LABTEST_MODES:-} && ! "$tool/$mode" =~ $LABTEST_MODES ]] && continue
 	kind=bw; [[ $tool == *_lat ]] && kind=lat
-	for pair in $(pairs_for "$mode"); do
+	for pair in "${PAIRS[@]}"; do
 		s=${pair%:*} c=${pair#*:} name=$tool/$mode/$s-$c f=${tool}-${mode}-$s-$c
 		port=$((port + 1))
 		run_pair "$f" 1 2 "$port" "$(bin "$s" "$tool") -d rxe0 -x $GIDX -F $margs" \

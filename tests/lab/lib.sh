@@ -63,11 +63,19 @@ result_rows() { awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { print $1, $
 
 # expect_rows NAME FILE SIZE ITERS [ROLE]: exactly one row with that size and
 # iteration count, and an average BW > 0.
+# Debian's 6.06 prints 0.00 when its CPU-MHz calibration fails in a VM
+# ("Correlation coefficient r^2: ... < 0.9", the upstream bug ours fixes):
+# that row is accepted, with a note, when its size and iterations are right.
 expect_row() {
 	local rows; rows=$(result_rows "$2")
 	[[ -n $rows ]] || { show "$2"; fail "$1: no result row"; }
-	echo "$rows" | awk -v s="$3" -v n="$4" '$1 == s && $2 == n && $4 > 0 { ok = 1 } END { exit !ok }' ||
-		{ show "$2"; fail "$1: no row with size $3, $4 iterations and BW > 0 (rows: $rows)"; }
+	echo "$rows" | awk -v s="$3" -v n="$4" '$1 == s && $2 == n && $4 > 0 { ok = 1 } END { exit !ok }' && return 0
+	if echo "$rows" | awk -v s="$3" -v n="$4" '$1 == s && $2 == n { ok = 1 } END { exit !ok }' &&
+		grep -q 'Correlation coefficient r^2: .* < 0.9' "$2"; then
+		note "$1: 6.06 printed 0.00: $(grep -o 'Correlation coefficient r^2: .* < 0.9' "$2" | head -n 1) (its MHz calibration)"
+		return 0
+	fi
+	show "$2"; fail "$1: no row with size $3, $4 iterations and BW > 0 (rows: $rows)"
 }
 
 OURS=${LABTEST_OURS:-$BUILD/perftest}   # our tools
