@@ -59,6 +59,8 @@ assert 0 < v[0] and v == sorted(v), r
 PY
 }
 outs4() { grep -q 'Outstand reads  : 4' "$1" && grep -q 'OUT 0x04' "$1" && bw_pos "$1"; }
+# atomics: the header on both sides (their address lines have no OUT field)
+outs4_atomic() { grep -q 'Outstand reads  : 4' "$1" && grep -q 'Outstand reads  : 4' "$2" && bw_pos "$1"; }
 cas() { grep -q 'CMP_AND_SWAP' "$1" && bw_pos "$1"; }
 cas_lat() { grep -q 'CMP_AND_SWAP' "$1" && lat_pos "$1"; }
 # -U then -H: 99 unsorted samples, then the 97 kept after dropping the 2 largest
@@ -73,7 +75,7 @@ cell read_bw/bidir/up-ours read_bw up ours "-b -n 200" bw_pos
 cell read_bw/outs-4/ours-up read_bw ours up "-o 4 -n 200" outs4
 cell read_bw/bidir/ours-up read_bw ours up "-b -n 200" bw_pos
 cell atomic_bw/bidir/up-ours atomic_bw up ours "-b -n 200" bw_pos
-cell atomic_bw/outs-4/ours-up atomic_bw ours up "-o 4 -n 200" outs4
+cell atomic_bw/outs-4/ours-up atomic_bw ours up "-o 4 -n 200" outs4_atomic
 cell atomic_bw/cas/ours-up atomic_bw ours up "-A CMP_AND_SWAP -n 200" cas
 cell atomic_lat/cas/up-ours atomic_lat up ours "-A CMP_AND_SWAP -n 100" cas_lat
 cell send_lat/duration/ours-ours send_lat ours ours "-D 4" dur_json \

@@ -48,7 +48,14 @@ case_pair() {
 	local name=$1 port=$2; shift 2
 	local args="-d rxe0 -x $GIDX -n $N $*"
 	run_pair "$name" 1 2 "$port" "$(pre "$name.srv") $U $args" "$(pre "$name.cli") $U $args"
-	if ((SRV_RC == 0 && CLI_RC == 0)) && expect_row "$name" "$T/$name.cli" "${SIZE:-65536}" "$N" &&
+	# 6.06's own bug in a VM: its MHz calibration fails (r^2 < 0.9), it prints
+	# "Can't produce a report" and exits 1; what it traced is still checked
+	local no_report=0
+	((CLI_RC == 1)) && grep -q "Can't produce a report" "$T/$name.cli" &&
+		grep -q 'Correlation coefficient r^2: .* < 0.9' "$T/$name.cli" && no_report=1
+	((no_report)) && note "$name: 6.06's client could not calibrate its clock (r^2 < 0.9): no report, exit 1"
+	if ((SRV_RC == 0 && (CLI_RC == 0 || no_report))) &&
+	   { ((no_report)) || expect_row "$name" "$T/$name.cli" "${SIZE:-65536}" "$N"; } &&
 	   check_trace "$D/$name.cli.csv" "$N" send && check_trace "$D/$name.srv.csv" "$N" recv &&
 	   grep -q 'hardware CQE timestamps: not supported by rxe0' "$T/$name.cli"; then
 		result pass "preload/$name"
