@@ -109,6 +109,9 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	static struct pt_ctx ctx;
 	int rc;
 
+	/* a line at a time even into a file or pipe: an error on stderr then
+	 * lands after the table lines printed before it, not ahead of them */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pt_parse_args(tool, argc, argv, &params) || pt_test_stop_init())
 		return PT_EXIT_FAIL;
 	if (pt_trace_load(&params)) {

@@ -107,7 +107,7 @@ def all_pairs_pass():
 
 @case
 def crash_is_reported():
-    """a build that aborts as a multicast server: 'crash signal SIGABRT' in its server cells"""
+    """interop table: a stand-in build whose multicast server dies of signal 6 is named in its server cells"""
     ours, up = build("ours"), build("up", ABORT="server", ABORT_IF="-M")
     rc, out, err, doc, _ = interop("--bin", f"ours={ours}", "--bin", f"up={up}",
                                    "--tools", "send_bw", "--modes", "rc,mcast", "--iters", "20")
