@@ -8,7 +8,11 @@
  *   no hooks      the loop built without hook calls
  *   off           no plugin: each hook is one untaken branch
  *   on            hooks + the built-in wrtrace recorder, rows kept; the post
- *                 time is one the loop already has (as run_bw.c's tposted)
+ *                 time is one the loop already has (as run_bw.c's tposted);
+ *                 a send-only run with regular posts: rows deferred to run end
+ *   on, FIFO      the same run declared send+receive, so the recorder keeps
+ *                 its FIFOs and builds each row when its CQE comes (what
+ *                 receive queues and irregular posts cost)
  *   on, capped    the same with max=0: every WR goes to the histograms only
  *   on, hook time the post hook reads the clock itself (PT_HOOK_NOW): what
  *                 a loop that takes no post time of its own pays
@@ -133,12 +137,13 @@ static double median(double *v, int n)
 }
 
 /* One traced run: run_start, the loop, run_end (file written outside the timing). */
-static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook_time)
+static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook_time,
+		     uint32_t dirs)
 {
 	uint32_t qpn = 0x100;
 	struct pt_plugin_run_info info = {
 		.struct_size = sizeof(info), .run = run, .tool = "hook-overhead", .device = "mock0",
-		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
+		.directions = dirs, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
 		.iterations = iters, .tx_depth = TX_DEPTH, .rx_depth = 0, .cq_mod = CQ_MOD,
 		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
 		.sw_clock = "CLOCK_MONOTONIC_RAW",
@@ -172,7 +177,8 @@ int main(int argc, char **argv)
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
-	double bare[64], off[64], on[64], hook[64], capped[64], count[64], m_off, m_on;
+	double bare[64], off[64], on[64], fifo[64], hook[64], capped[64], count[64], m_off, m_on;
+	const uint32_t send = PT_PLUGIN_DIR_SEND, both = PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
 	char err[512], so[4096];
 	bool have_count;
 
@@ -189,8 +195,9 @@ int main(int argc, char **argv)
 	for (int r = 0; r < reps; r++) {
 		bare[r] = bare_loop(&c, iters);
 		off[r] = run_loop(&c, iters, false);
-		on[r] = traced(&c, iters, (uint32_t)r, false);
-		hook[r] = traced(&c, iters, (uint32_t)r, true);
+		on[r] = traced(&c, iters, (uint32_t)r, false, send);
+		fifo[r] = traced(&c, iters, (uint32_t)r, false, both);
+		hook[r] = traced(&c, iters, (uint32_t)r, true, send);
 	}
 	pt_hooks_unload_all();
 	if (pt_hooks_load_builtin_trace("/dev/null:quiet:max=0", err, sizeof(err))) {
@@ -198,7 +205,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int r = 0; r < reps; r++)
-		capped[r] = traced(&c, iters, (uint32_t)r, false);
+		capped[r] = traced(&c, iters, (uint32_t)r, false, send);
 	pt_hooks_unload_all();
 	/* the example plugin sits next to this program's build directory */
 	snprintf(so, sizeof(so), "%s", argv[0]);
@@ -207,7 +214,7 @@ int main(int argc, char **argv)
 	if (!have_count)
 		fprintf(stderr, "hook-overhead: no count plugin row: %s\n", err);
 	for (int r = 0; have_count && r < reps; r++)
-		count[r] = traced(&c, iters, (uint32_t)r, false);
+		count[r] = traced(&c, iters, (uint32_t)r, false, send);
 	pt_hooks_unload_all();
 	m_off = median(off, reps);
 	m_on = median(on, reps);
@@ -215,7 +222,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)iters, CQ_MOD, TX_DEPTH, reps);
 	row("no hook calls compiled in", median(bare, reps), -1);
 	row("hooks off (compiled in, no plugin)", m_off, median(bare, reps));
-	row("hooks + recorder, rows kept", m_on, m_off);
+	row("hooks + recorder, rows kept (deferred)", m_on, m_off);
+	row("hooks + recorder, rows kept (FIFO path)", median(fifo, reps), m_off);
 	row("hooks + recorder, over the cap (histograms)", median(capped, reps), m_off);
 	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
 	if (have_count)

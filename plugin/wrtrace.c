@@ -24,6 +24,30 @@ struct fifo {
 	uint64_t done;              /* receive CQEs so far (their FIFO sequence) */
 };
 
+/* Deferred rows. A send-only run whose posts are regular (each next in
+ * sequence with the same size, opcode, signal period and wr_id step) keeps
+ * per WR only its post time, and per CQE one log entry; the rows are built
+ * from the two at run end, outside the timed loop. The first event that
+ * does not fit builds the rows so far and hands the run to the FIFOs. */
+struct lazy_q {
+	uint64_t *t_post;           /* post time of WR seq0 + i */
+	uint64_t seq0, posted, retired, cap;   /* counts from seq0 */
+	uint64_t id0, id_next, id_step;  /* wr_id of WR seq0, of the next post; per WR */
+	uint64_t last_sig;          /* WR posted with LAST_SIGNALED, or WRT_NONE */
+	uint64_t replayed;          /* rows built so far (lazy_rows) */
+	uint32_t bytes, period;
+	uint8_t op;
+	bool started;
+};
+
+struct lazy_cqe {
+	uint64_t end;               /* WRs of its QP retired after it (counts from seq0) */
+	uint64_t t_poll, hw_ns;
+	uint32_t qp;
+	uint16_t status;
+	uint8_t own, hw;            /* retires a WR of its own; hw_ns is valid */
+};
+
 struct wrt {
 	struct wrt_config cfg;
 	struct wrt_meta meta;
@@ -36,6 +60,11 @@ struct wrt {
 	struct wrt_overflow ov;
 	uint64_t last_sw, last_hw;
 	bool have_sw, have_hw, in_run, file_started;
+	bool lazy;                  /* deferred rows (struct lazy_q) */
+	struct lazy_q *lz;
+	uint64_t *lz_times;
+	struct lazy_cqe *log;
+	uint64_t nlog, log_cap;
 };
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
@@ -66,8 +95,20 @@ struct wrt *wrt_new(const struct wrt_config *cfg)
 	return w;
 }
 
+static void lazy_free(struct wrt *w)
+{
+	free(w->lz);
+	free(w->lz_times);
+	free(w->log);
+	w->lz = NULL;
+	w->lz_times = NULL;
+	w->log = NULL;
+	w->lazy = false;
+}
+
 static void run_free(struct wrt *w)
 {
+	lazy_free(w);
 	free(w->recs);
 	free(w->sq);
 	free(w->rq);
@@ -147,6 +188,39 @@ static uint64_t records_wanted(const struct wrt *w, const struct pt_plugin_run_i
 	return n < w->cfg.max_records ? n : w->cfg.max_records;
 }
 
+/* Deferred rows for a send-only run of known length whose rows all fit
+ * under the cap; without the memory for the logs the run simply goes
+ * without. */
+static void lazy_start(struct wrt *w, const struct pt_plugin_run_info *in)
+{
+	uint32_t dirs = in->directions ? in->directions : PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
+	uint64_t per_qp = in->iterations, wrs = per_qp * w->nqp;
+
+	if (dirs != PT_PLUGIN_DIR_SEND || !per_qp || wrs / w->nqp != per_qp || w->rec_cap < wrs)
+		return;
+	/* one entry per signaled WR, with room for a few more; a CQE that
+	 * finds the log full ends the deferral */
+	w->log_cap = wrs / (in->cq_mod ? in->cq_mod : 1) + 2ull * w->nqp + 16;
+	if (w->log_cap > wrs)
+		w->log_cap = wrs;
+	w->lz = calloc(w->nqp, sizeof(*w->lz));
+	w->lz_times = malloc(wrs * sizeof(*w->lz_times));
+	w->log = malloc(w->log_cap * sizeof(*w->log));
+	if (!w->lz || !w->lz_times || !w->log) {
+		lazy_free(w);
+		return;
+	}
+	memset(w->lz_times, 0, wrs * sizeof(*w->lz_times));   /* first-touch faults now */
+	memset(w->log, 0, w->log_cap * sizeof(*w->log));
+	for (uint32_t q = 0; q < w->nqp; q++) {
+		w->lz[q].t_post = w->lz_times + (uint64_t)q * per_qp;
+		w->lz[q].cap = per_qp;
+		w->lz[q].last_sig = WRT_NONE;
+	}
+	w->nlog = 0;
+	w->lazy = true;
+}
+
 int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err, size_t err_len)
 {
 	uint64_t sq_n, rq_n, ents;
@@ -198,6 +272,7 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 	wrt_hist_reset(w->ov.gap_hw);
 	w->ov.gap_hw_negative = 0;
 	w->have_sw = w->have_hw = false;
+	lazy_start(w, in);
 	w->in_run = true;
 	return 0;
 }
@@ -284,6 +359,154 @@ static __attribute__((noinline)) void post_any(struct wrt *w, const struct pt_pl
 	f->next_seq = seq0 + n;
 }
 
+/* ------------------------------------------------------ deferred rows -- */
+
+static void retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
+		       const struct pt_plugin_completion *ev);
+
+/* WR seq0 + i of a deferred queue as the FIFO would have held it. */
+static void lazy_ent(const struct lazy_q *q, uint64_t i, struct fifo_ent *e)
+{
+	uint64_t seq = q->seq0 + i;
+
+	e->t_post = q->t_post[i];
+	e->seq = seq;
+	e->wr_id = q->id0 + i * q->id_step;
+	e->bytes = q->bytes;
+	e->opcode = q->op;
+	e->signaled = (seq + 1) % q->period == 0 || seq == q->last_sig;
+}
+
+/* The row of a WR retired by a later CQE (complete_send's loop). */
+static void plain_row(struct wrt *w, uint32_t qp, const struct fifo_ent *e, uint64_t t,
+		      uint64_t hw_ns, uint8_t base)
+{
+	struct wrt_rec *r;
+
+	if (w->nrec == w->rec_cap) {
+		w->meta.dropped++;
+		wrt_hist_add(w->ov.send_lat, t - e->t_post);
+		return;
+	}
+	r = &w->recs[w->nrec++];
+	r->wr_id = e->wr_id;
+	r->seq = e->seq;
+	r->t_post = e->t_post;
+	r->t_comp = t;
+	r->hw_ns = hw_ns;
+	r->qp = qp;
+	r->bytes = e->bytes;
+	r->opcode = e->opcode;
+	r->status = 0;
+	r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
+}
+
+/* Build the rows the logs stand for, in CQE order, and hand the WRs still
+ * outstanding to the FIFOs: from here on the run is recorded as usual. */
+static void lazy_rows(struct wrt *w)
+{
+	struct fifo_ent e;
+
+	if (!w->lazy)
+		return;
+	w->lazy = false;
+	for (uint64_t k = 0; k < w->nlog; k++) {
+		const struct lazy_cqe *c = &w->log[k];
+		struct lazy_q *q = &w->lz[c->qp];
+
+		for (; q->replayed < c->end - c->own; q->replayed++) {
+			lazy_ent(q, q->replayed, &e);
+			plain_row(w, c->qp, &e, c->t_poll, c->hw ? c->hw_ns : 0,
+				  WRT_DONE | WRT_POSTED | (c->hw ? WRT_HW : 0));
+		}
+		if (c->own) {
+			struct pt_plugin_completion ev = {
+				.struct_size = sizeof(ev), .qp = c->qp, .status = c->status,
+				.opcode = q->op, .flags = c->hw ? PT_PLUGIN_COMP_HW_TS : 0,
+				.t_poll_ns = c->t_poll, .hw_ns = c->hw_ns,
+			};
+
+			lazy_ent(q, q->replayed++, &e);
+			retire_own(w, c->qp, &e, true, &ev);
+		}
+	}
+	for (uint32_t qp = 0; qp < w->nqp; qp++) {
+		const struct lazy_q *q = &w->lz[qp];
+		struct fifo *f = &w->sq[qp];
+
+		if (!q->started)
+			continue;
+		for (uint64_t i = q->retired; i < q->posted; i++) {
+			if (f->tail - f->head > f->mask) {
+				w->meta.untracked++;
+				continue;
+			}
+			lazy_ent(q, i, &f->e[f->tail++ & f->mask]);
+		}
+		f->next_seq = q->seq0 + q->posted;
+		resync(f, f->next_seq, q->period);
+	}
+	lazy_free(w);
+}
+
+/* A deferred post that is not the plain next WR: the first on its queue,
+ * a post list, the last signaled WR; anything irregular ends the deferral. */
+static void lazy_post(struct wrt *w, const struct pt_plugin_post *ev)
+{
+	struct lazy_q *q = &w->lz[ev->qp];
+	const uint32_t n = ev->count;
+
+	if (ev->opcode != PT_PLUGIN_OP_RECV && ev->signal_period && n) {
+		if (!q->started) {
+			q->seq0 = ev->first_seq;
+			q->id0 = q->id_next = ev->first_wr_id;
+			q->id_step = ev->wr_id_step;
+			q->bytes = ev->bytes;
+			q->period = ev->signal_period;
+			q->op = (uint8_t)ev->opcode;
+			q->started = q->op == ev->opcode;
+		}
+		if (q->started && ev->first_seq == q->seq0 + q->posted && ev->first_wr_id == q->id_next &&
+		    (n == 1 || ev->wr_id_step == q->id_step) && ev->bytes == q->bytes &&
+		    ev->opcode == q->op && ev->signal_period == q->period && n <= q->cap - q->posted &&
+		    (!(ev->flags & PT_PLUGIN_POST_LAST_SIGNALED) || q->last_sig == WRT_NONE)) {
+			for (uint32_t i = 0; i < n; i++)
+				q->t_post[q->posted + i] = ev->t_ns;
+			q->posted += n;
+			q->id_next += n * q->id_step;
+			if (ev->flags & PT_PLUGIN_POST_LAST_SIGNALED)
+				q->last_sig = ev->first_seq + n - 1;
+			w->meta.wrs += n;
+			return;
+		}
+	}
+	lazy_rows(w);
+	wrt_post(w, ev);
+}
+
+/* A send CQE of a deferred run: one log entry (complete_send's rules). */
+static void lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev)
+{
+	struct lazy_q *q = &w->lz[ev->qp];
+	struct lazy_cqe *c;
+	uint64_t i;
+
+	if (q->retired == q->posted || ev->seq < q->seq0 + q->retired) {
+		w->meta.unmatched++;
+		return;
+	}
+	i = ev->seq - q->seq0;
+	c = &w->log[w->nlog++];
+	c->own = i < q->posted;
+	c->end = c->own ? i + 1 : q->posted;
+	c->t_poll = ev->t_poll_ns;
+	c->hw = !!(ev->flags & PT_PLUGIN_COMP_HW_TS);
+	c->hw_ns = ev->hw_ns;
+	c->qp = ev->qp;
+	c->status = (uint8_t)(ev->status > 255 ? 255 : ev->status);
+	q->retired = c->end;
+}
+
 /* The common case first, kept short: one send WR, next in sequence, same
  * signal period, room in the FIFO (what a BW loop without a post list does
  * for every WR). */
@@ -293,6 +516,23 @@ void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 	struct fifo_ent *e;
 	uint64_t tail;
 	bool sig;
+
+	if (w->lazy) {
+		struct lazy_q *q = &w->lz[ev->qp < w->nqp ? ev->qp : 0];
+
+		if (__builtin_expect(ev->qp >= w->nqp, 0))
+			return post_any(w, ev);
+		if (__builtin_expect(ev->count == 1 && !ev->flags && ev->first_seq == q->seq0 + q->posted &&
+				     ev->first_wr_id == q->id_next && q->posted < q->cap &&
+				     ev->bytes == q->bytes && ev->opcode == q->op &&
+				     ev->signal_period == q->period && q->started, 1)) {
+			q->t_post[q->posted++] = ev->t_ns;
+			q->id_next += q->id_step;
+			w->meta.wrs++;
+			return;
+		}
+		return lazy_post(w, ev);
+	}
 
 	if (__builtin_expect(ev->count != 1 || ev->opcode == PT_PLUGIN_OP_RECV || !w->in_run ||
 			     ev->qp >= w->nqp || !ev->signal_period, 0))
@@ -453,6 +693,12 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 	}
 	if (ev->status)
 		w->meta.errors++;
+	if (w->lazy) {
+		if (!(ev->flags & PT_PLUGIN_COMP_RECV) && ev->seq != PT_PLUGIN_SEQ_UNKNOWN &&
+		    w->nlog < w->log_cap)
+			return lazy_complete(w, ev);
+		lazy_rows(w);
+	}
 	if (ev->flags & PT_PLUGIN_COMP_RECV)
 		complete_recv(w, ev->qp, ev);
 	else
@@ -512,6 +758,7 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 	if (!w->in_run)
 		return fail(err, err_len, "run end without a run start");
 	w->in_run = false;
+	lazy_rows(w);
 	flush_outstanding(w);
 	w->meta.recorded = w->nrec;
 	if (wrt_summarize(&w->meta, w->recs, w->nrec, &w->ov, &s))
@@ -544,6 +791,11 @@ const struct wrt_rec *wrt_records(const struct wrt *w, uint64_t *n)
 {
 	*n = w->nrec;
 	return w->recs;
+}
+
+bool wrt_rows_deferred(const struct wrt *w)
+{
+	return w->lazy;
 }
 
 const struct wrt_meta *wrt_meta(const struct wrt *w)

@@ -98,8 +98,13 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev);
 void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit);
 /* Closes the run: counts what never completed, writes the file, prints. */
 int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, size_t err_len);
-/* Inspection, for tests and the interposer. */
+/* Inspection, for tests and the interposer; the rows are complete after
+ * wrt_run_end. */
 const struct wrt_rec *wrt_records(const struct wrt *w, uint64_t *n);
+/* True while the run defers its rows: a send-only run of known length whose
+ * posts stayed regular keeps only post times and a CQE log, and builds the
+ * rows at run end (or at the first event that does not fit). */
+bool wrt_rows_deferred(const struct wrt *w);
 const struct wrt_meta *wrt_meta(const struct wrt *w);
 /* For a driver that learns what the run was only while it runs (the
  * LD_PRELOAD interposer: role, message size, QPs used): fix the metadata up

@@ -427,6 +427,152 @@ static void test_config_parse(void **state)
 	assert_non_null(strstr(err, "unknown option 'colour=red'"));
 }
 
+/* ------------------------------------------------------ deferred rows -- */
+
+/* One event of a script run on two recorders. */
+struct ev {
+	char kind;                  /* 'p' post, 'c' send CQE, 'r' recv post, 'R' recv CQE */
+	uint32_t qp;
+	uint64_t seq;
+	uint32_t n, period, flags, status;
+	uint64_t t, hw;
+};
+
+static void play(struct wrt *w, const struct ev *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].kind == 'p')
+			post(w, e[i].qp, e[i].seq, e[i].n, e[i].period, e[i].flags, e[i].t);
+		else if (e[i].kind == 'c')
+			cqe(w, e[i].qp, e[i].seq, e[i].status, e[i].flags, e[i].t, e[i].hw);
+		else if (e[i].kind == 'r')
+			post_recv(w, e[i].qp, e[i].seq, e[i].t);
+		else
+			cqe(w, e[i].qp, e[i].seq, e[i].status, PT_PLUGIN_COMP_RECV, e[i].t, 0);
+	}
+}
+
+/* The script on a send-only run (rows deferred while the posts stay
+ * regular) and on a send+receive run (the FIFOs throughout): the same
+ * rows, in the same order, and the same counts. The send+receive run has
+ * half the iterations and no receive queue, so both keep the same number
+ * of rows. still_deferred: whether the send-only run should still defer at
+ * the end of the script. */
+static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t iters,
+			 uint32_t cq_mod, bool still_deferred)
+{
+	struct pt_plugin_run_info in = info_for(qps, iters / 2, cq_mod, 1);
+	struct pt_plugin_run_info in_send = info_for(qps, iters, cq_mod, 1);
+	struct wrt *fifo, *lazy;
+	const struct wrt_rec *a, *b;
+	const struct wrt_meta *ma, *mb;
+	uint64_t na, nb;
+
+	assert_true(iters % 2 == 0);
+	in.rx_depth = 0;
+	in.hw_ts = in_send.hw_ts = PT_PLUGIN_HW_TS_ON;
+	in_send.directions = PT_PLUGIN_DIR_SEND;
+	fifo = recorder("x.csv", &in);
+	lazy = recorder("x.csv", &in_send);
+	assert_false(wrt_rows_deferred(fifo));
+	assert_true(wrt_rows_deferred(lazy));
+	play(fifo, e, n);
+	play(lazy, e, n);
+	assert_int_equal(wrt_rows_deferred(lazy), still_deferred);
+	end(fifo);
+	end(lazy);
+	a = wrt_records(fifo, &na);
+	b = wrt_records(lazy, &nb);
+	assert_int_equal(na, nb);
+	for (uint64_t i = 0; i < na; i++) {
+		assert_int_equal(a[i].qp, b[i].qp);
+		assert_int_equal(a[i].seq, b[i].seq);
+		assert_int_equal(a[i].wr_id, b[i].wr_id);
+		assert_int_equal(a[i].t_post, b[i].t_post);
+		assert_int_equal(a[i].t_comp, b[i].t_comp);
+		assert_int_equal(a[i].hw_ns, b[i].hw_ns);
+		assert_int_equal(a[i].bytes, b[i].bytes);
+		assert_int_equal(a[i].opcode, b[i].opcode);
+		assert_int_equal(a[i].status, b[i].status);
+		assert_int_equal(a[i].flags, b[i].flags);
+	}
+	ma = wrt_meta(fifo);
+	mb = wrt_meta(lazy);
+	assert_int_equal(ma->wrs, mb->wrs);
+	assert_int_equal(ma->recorded, mb->recorded);
+	assert_int_equal(ma->dropped, mb->dropped);
+	assert_int_equal(ma->untracked, mb->untracked);
+	assert_int_equal(ma->unmatched, mb->unmatched);
+	assert_int_equal(ma->incomplete, mb->incomplete);
+	assert_int_equal(ma->errors, mb->errors);
+	wrt_free(fifo);
+	wrt_free(lazy);
+}
+
+#define HW PT_PLUGIN_COMP_HW_TS
+#define LAST PT_PLUGIN_POST_LAST_SIGNALED
+
+/* Regular posts to the end: two QPs, cq_mod 3, the last WR forced
+ * signaled, NIC times, an error status, a CQE past the last post, an old
+ * CQE again (unmatched), WRs never completed. */
+static void test_deferred_regular(void **state)
+{
+	struct ev e[64];
+	size_t n = 0;
+
+	(void)state;
+	for (uint64_t s = 0; s < 8; s++)
+		for (uint32_t q = 0; q < 2; q++) {
+			e[n++] = (struct ev){ 'p', q, s, 1, 3, s == 7 ? LAST : 0, 0, 100 + 10 * s + q, 0 };
+			if (s % 3 == 2)
+				e[n++] = (struct ev){ 'c', q, s, 0, 0, q ? 0 : HW, s == 5 && q ? 12 : 0,
+						      200 + 10 * s + q, 9000 + s };
+		}
+	e[n++] = (struct ev){ 'c', 0, 2, 0, 0, 0, 0, 400, 0 };           /* already retired */
+	e[n++] = (struct ev){ 'c', 1, 7, 0, 0, HW, 0, 410, 9100 };        /* its own CQE, last */
+	e[n++] = (struct ev){ 'c', 0, 30, 0, 0, 0, 0, 420, 0 };           /* past the last post */
+	e[n++] = (struct ev){ 'p', 0, 8, 1, 3, 0, 0, 430, 0 };            /* never completes */
+	same_as_fifo(e, n, 2, 12, 3, true);
+}
+
+/* The deferral ends mid-run at an event that does not fit, and the rows so
+ * far and the rest are what the FIFOs make of the same run: a jump in
+ * sequence; a post list; a CQE of unknown sequence; a receive; more
+ * posts than iterations. */
+static void test_deferred_then_fifo(void **state)
+{
+	static const struct { const char *what; struct ev e; uint64_t iters; } breaks[] = {
+		{ "sequence jump", { 'p', 0, 9, 1, 4, 0, 0, 500, 0 }, 40 },
+		{ "post list", { 'p', 0, 6, 3, 4, 0, 0, 500, 0 }, 40 },
+		{ "unknown sequence", { 'c', 0, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, 500, 0 }, 40 },
+		{ "receive", { 'r', 0, 0, 1, 0, 0, 0, 500, 0 }, 40 },
+		{ "over the iterations", { 'p', 0, 6, 1, 4, 0, 0, 500, 0 }, 6 },
+	};
+
+	(void)state;
+	for (size_t b = 0; b < sizeof(breaks) / sizeof(breaks[0]); b++) {
+		struct ev e[64];
+		size_t n = 0;
+		uint64_t s = 0;
+
+		print_message("break: %s\n", breaks[b].what);
+		for (; s < 6; s++) {
+			e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, 100 + 10 * s, 0 };
+			if (s == 3)
+				e[n++] = (struct ev){ 'c', 0, 3, 0, 0, HW, 0, 150, 7000 };
+		}
+		e[n++] = breaks[b].e;
+		s = breaks[b].e.kind == 'p' ? breaks[b].e.seq + breaks[b].e.n : s;
+		for (uint64_t k = 0; k < 8; k++, s++) {
+			e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, 600 + 10 * k, 0 };
+			if ((s + 1) % 4 == 0)
+				e[n++] = (struct ev){ 'c', 0, s, 0, 0, HW, 0, 650 + 10 * k, 7100 + k };
+		}
+		e[n++] = (struct ev){ 'R', 0, 0, 0, 0, 0, 0, 900, 0 };
+		same_as_fifo(e, n, 1, breaks[b].iters, 4, false);
+	}
+}
+
 /* After run_start, posting and completing allocates nothing. */
 static void test_hot_path_no_alloc(void **state)
 {
@@ -465,6 +611,8 @@ int main(void)
 		cmocka_unit_test(test_histogram_bounds),
 		cmocka_unit_test(test_config_parse),
 		cmocka_unit_test(test_hot_path_no_alloc),
+		cmocka_unit_test(test_deferred_regular),
+		cmocka_unit_test(test_deferred_then_fifo),
 	};
 	return cmocka_run_group_tests_name("wrtrace", tests, NULL, NULL);
 }
