@@ -84,3 +84,13 @@ if ((rc == 1)) && grep -q 'nonexistent.so' "$T/bad"; then
 else
 	result fail bad-plugin-refused "exit $rc"; show "$T/bad"
 fi
+# What --trace costs on the lab link (bench/trace-overhead): one plain and
+# one traced run of RC 64 B, each trace holding every WR; the ratio is a
+# figure for the log, not a pass mark (TCG link noise dwarfs the per-WR
+# cost; build/bench/hook-overhead measures that).
+if PT_BUILD=$BUILD "$top/bench/trace-overhead" 1 2000 > "$T/overhead" 2>&1; then
+	result pass trace-overhead
+	note "trace-overhead: $(grep -A1 '^case' "$T/overhead" | tail -n 1 | tr -s ' ')"
+else
+	result fail trace-overhead "bench/trace-overhead failed"; show "$T/overhead"
+fi
