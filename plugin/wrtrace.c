@@ -377,18 +377,10 @@ static void lazy_ent(const struct lazy_q *q, uint64_t i, struct fifo_ent *e)
 	e->signaled = (seq + 1) % q->period == 0 || seq == q->last_sig;
 }
 
-/* The row of a WR retired by a later CQE (complete_send's loop). */
-static void plain_row(struct wrt *w, uint32_t qp, const struct fifo_ent *e, uint64_t t,
-		      uint64_t hw_ns, uint8_t base)
+/* The row of send WR e, retired by a later CQE polled at t (flags base). */
+static inline void fill_row(struct wrt_rec *r, uint32_t qp, const struct fifo_ent *e, uint64_t t,
+			    uint64_t hw_ns, uint8_t base)
 {
-	struct wrt_rec *r;
-
-	if (w->nrec == w->rec_cap) {
-		w->meta.dropped++;
-		wrt_hist_add(w->ov.send_lat, t - e->t_post);
-		return;
-	}
-	r = &w->recs[w->nrec++];
 	r->wr_id = e->wr_id;
 	r->seq = e->seq;
 	r->t_post = e->t_post;
@@ -399,6 +391,18 @@ static void plain_row(struct wrt *w, uint32_t qp, const struct fifo_ent *e, uint
 	r->opcode = e->opcode;
 	r->status = 0;
 	r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
+}
+
+/* That row, or over the cap the histograms (complete_send's loop). */
+static void plain_row(struct wrt *w, uint32_t qp, const struct fifo_ent *e, uint64_t t,
+		      uint64_t hw_ns, uint8_t base)
+{
+	if (w->nrec == w->rec_cap) {
+		w->meta.dropped++;
+		wrt_hist_add(w->ov.send_lat, t - e->t_post);
+		return;
+	}
+	fill_row(&w->recs[w->nrec++], qp, e, t, hw_ns, base);
 }
 
 /* Build the rows the logs stand for, in CQE order, and hand the WRs still
@@ -633,7 +637,6 @@ static void complete_send(struct wrt *w, uint32_t qp, const struct pt_plugin_com
 
 		for (; head != tail; head++) {
 			const struct fifo_ent *e = &ring[head & mask];
-			struct wrt_rec *r;
 
 			if (e->seq >= upto)
 				break;
@@ -642,17 +645,7 @@ static void complete_send(struct wrt *w, uint32_t qp, const struct pt_plugin_com
 				wrt_hist_add(w->ov.send_lat, t - e->t_post);
 				continue;
 			}
-			r = &recs[nrec++];
-			r->wr_id = e->wr_id;
-			r->seq = e->seq;
-			r->t_post = e->t_post;
-			r->t_comp = t;
-			r->hw_ns = hw_ns;
-			r->qp = qp;
-			r->bytes = e->bytes;
-			r->opcode = e->opcode;
-			r->status = 0;
-			r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
+			fill_row(&recs[nrec++], qp, e, t, hw_ns, base);
 		}
 		w->nrec = nrec;
 		if (head != tail && ring[head & mask].seq == upto)
