@@ -1,5 +1,7 @@
 #!/bin/bash
 # Three nodes on one L2 segment: rxe0 ACTIVE everywhere, everyone reaches everyone.
+# Runs just before the multicast tests (40), which need the same three nodes:
+# one lab boot for both.
 . "$(dirname "$0")/lib.sh"
 lab_require 3
 for n in 1 2 3; do
