@@ -117,7 +117,7 @@ what_said() {
 
 # A pair that failed with valgrind clean failed on the transport: under
 # TCG with four valgrind pairs on two host cores that happens now and then
-# (CI saw one send_bw client exit 17 in about 20 runs). It runs once more,
+# (a CI run on 2026-11-23 saw a send_bw client exit 17). It runs once more,
 # alone, and the first attempt is reported either way; a valgrind finding
 # is never retried.
 for tool in "${TOOLS[@]}"; do
