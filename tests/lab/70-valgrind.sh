@@ -5,7 +5,8 @@
 # engine and every tool's own code are checked; the other side runs
 # natively (valgrind under TCG costs 20-30 s of guest CPU a side). A tool
 # passes when both sides exit 0, the client prints its result row, and
-# valgrind reports no error and no definitely lost block. Suppressions, if
+# valgrind reports no error and no definitely lost block (a pair that fails
+# with valgrind clean runs once more, alone, with a note; see below). Suppressions, if
 # any, are in tests/lab/valgrind.supp (each entry says why it is not our
 # bug); none are needed: Debian's libibverbs is built with valgrind client
 # requests that mark what the kernel writes back as defined, the rxe
