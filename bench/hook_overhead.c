@@ -81,7 +81,7 @@ static uint64_t cpu_ns(void)
  * hook calls compiled in (they fire only while a plugin runs); hook_time:
  * the post hook reads the clock, else it gets a time the loop has at hand. */
 static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uint64_t iters,
-							 const bool hooks, bool hook_time)
+							 const bool hooks, bool hook_time, bool one)
 {
 	struct mock_wc wc[BATCH];
 	uint64_t posted = 0, done = 0, now = pt_now_ns(), t0 = cpu_ns();
@@ -91,10 +91,17 @@ static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uin
 		while (posted < iters && posted + 1 <= TX_DEPTH + done) {
 			if (c->post(c, posted, 1, iters))
 				return -1;
-			if (hooks)
-				pt_hook_post(0, posted, 1, PT_PLUGIN_OP_SEND, posted, 1, 64, CQ_MOD,
-					     posted + 1 == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0,
-					     hook_time ? PT_HOOK_NOW : now + posted);
+			/* as run_bw.c: post_one for the plain WRs, post for the last */
+			if (hooks && __builtin_expect(pt_hooks_on, 0)) {
+				uint64_t t = hook_time ? PT_HOOK_NOW : now + posted;
+
+				if (one && posted + 1 != iters)
+					pt_hook_post_one(0, posted, posted, t);
+				else
+					pt_hook_post(0, posted, 1, PT_PLUGIN_OP_SEND, posted, 1, 64, CQ_MOD,
+						     posted + 1 == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0,
+						     t);
+			}
 			posted++;
 		}
 		int n = c->poll(c, BATCH, wc);
@@ -112,15 +119,15 @@ static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uin
 	return (double)(cpu_ns() - t0) / (double)iters;
 }
 
-static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time)
+static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time, bool one)
 {
-	return loop(c, iters, true, hook_time);
+	return loop(c, iters, true, hook_time, one);
 }
 
 /* The same loop without any hook call compiled in. */
 static double bare_loop(struct mock_ctx *c, uint64_t iters)
 {
-	return loop(c, iters, false, false);
+	return loop(c, iters, false, false, false);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -138,7 +145,7 @@ static double median(double *v, int n)
 
 /* One traced run: run_start, the loop, run_end (file written outside the timing). */
 static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook_time,
-		     uint32_t dirs)
+		     uint32_t dirs, bool one)
 {
 	uint32_t qpn = 0x100;
 	struct pt_plugin_run_info info = {
@@ -146,7 +153,7 @@ static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook
 		.directions = dirs, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
 		.iterations = iters, .tx_depth = TX_DEPTH, .rx_depth = 0, .cq_mod = CQ_MOD,
 		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
-		.sw_clock = "CLOCK_MONOTONIC_RAW",
+		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_SEND,
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = run };
 	char err[512];
@@ -156,7 +163,7 @@ static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		exit(1);
 	}
-	ns = run_loop(c, iters, hook_time);
+	ns = run_loop(c, iters, hook_time, one);
 	if (pt_hooks_run_end(&end, err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		exit(1);
@@ -177,7 +184,7 @@ int main(int argc, char **argv)
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
-	double bare[64], off[64], on[64], fifo[64], hook[64], capped[64], count[64], m_off, m_on;
+	double bare[64], off[64], on[64], events[64], fifo[64], hook[64], capped[64], count[64], m_off, m_on;
 	const uint32_t send = PT_PLUGIN_DIR_SEND, both = PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
 	char err[512], so[4096];
 	bool have_count;
@@ -191,13 +198,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		return 1;
 	}
-	run_loop(&c, iters, false); /* warm-up */
+	run_loop(&c, iters, false, true); /* warm-up */
 	for (int r = 0; r < reps; r++) {
 		bare[r] = bare_loop(&c, iters);
-		off[r] = run_loop(&c, iters, false);
-		on[r] = traced(&c, iters, (uint32_t)r, false, send);
-		fifo[r] = traced(&c, iters, (uint32_t)r, false, both);
-		hook[r] = traced(&c, iters, (uint32_t)r, true, send);
+		off[r] = run_loop(&c, iters, false, true);
+		on[r] = traced(&c, iters, (uint32_t)r, false, send, true);
+		events[r] = traced(&c, iters, (uint32_t)r, false, send, false);
+		fifo[r] = traced(&c, iters, (uint32_t)r, false, both, true);
+		hook[r] = traced(&c, iters, (uint32_t)r, true, send, true);
 	}
 	pt_hooks_unload_all();
 	if (pt_hooks_load_builtin_trace("/dev/null:quiet:max=0", err, sizeof(err))) {
@@ -205,7 +213,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int r = 0; r < reps; r++)
-		capped[r] = traced(&c, iters, (uint32_t)r, false, send);
+		capped[r] = traced(&c, iters, (uint32_t)r, false, send, true);
 	pt_hooks_unload_all();
 	/* the example plugin sits next to this program's build directory */
 	snprintf(so, sizeof(so), "%s", argv[0]);
@@ -214,7 +222,7 @@ int main(int argc, char **argv)
 	if (!have_count)
 		fprintf(stderr, "hook-overhead: no count plugin row: %s\n", err);
 	for (int r = 0; have_count && r < reps; r++)
-		count[r] = traced(&c, iters, (uint32_t)r, false, send);
+		count[r] = traced(&c, iters, (uint32_t)r, false, send, true);
 	pt_hooks_unload_all();
 	m_off = median(off, reps);
 	m_on = median(on, reps);
@@ -223,11 +231,12 @@ int main(int argc, char **argv)
 	row("no hook calls compiled in", median(bare, reps), -1);
 	row("hooks off (compiled in, no plugin)", m_off, median(bare, reps));
 	row("hooks + recorder, rows kept (deferred)", m_on, m_off);
+	row("hooks + recorder, deferred, post events only", median(events, reps), m_off);
 	row("hooks + recorder, rows kept (FIFO path)", median(fifo, reps), m_off);
 	row("hooks + recorder, over the cap (histograms)", median(capped, reps), m_off);
 	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
 	if (have_count)
-		row("hooks + example count plugin (dispatch)", median(count, reps), m_off);
+		row("hooks + example count plugin (no post_one)", median(count, reps), m_off);
 	printf("  %-44s %8.2f ns (wall, median of 101)\n", "one pt_now_ns() (CLOCK_MONOTONIC_RAW)",
 	       pt_clock_overhead_ns());
 	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s\n",

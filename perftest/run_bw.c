@@ -190,9 +190,18 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 			}
 			if (pt_post_send(c, i, pl, iters))
 				return -1;
-			pt_hook_post((uint32_t)i, first, pl, op, ((uint64_t)i << 48) | first, 1,
-				     (uint32_t)c->size, (uint32_t)c->cq_mod,
-				     iters && first + pl == iters ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
+			/* a plain WR, the bulk of the run, takes the cheaper hook */
+			if (__builtin_expect(pt_hooks_on, 0)) {
+				uint64_t wr_id = ((uint64_t)i << 48) | first;
+				bool last = iters && first + pl == iters;
+
+				if (pl == 1 && !last)
+					pt_hook_post_one((uint32_t)i, first, wr_id, t);
+				else
+					pt_hook_post((uint32_t)i, first, pl, op, wr_id, 1, (uint32_t)c->size,
+						     (uint32_t)c->cq_mod,
+						     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
+			}
 			*posted_total += pl;
 		}
 	}

@@ -74,6 +74,7 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		.hw_clock_domain = !caps.supported ? "none" :
 				   c->hwclock ? c->hwclock->domain : PT_HWCLOCK_DOMAIN_HCA,
 		.sw_clock = "CLOCK_MONOTONIC_RAW",
+		.send_opcode = sends ? pt_wr_plugin_opcode(c) : PT_PLUGIN_OP_OTHER,
 	};
 	if (pt_hooks_run_start(&info, err, sizeof(err))) {
 		fprintf(stderr, " %s\n", err);

@@ -51,10 +51,30 @@ static void completion_all(void *unused, const struct pt_plugin_completion *ev)
 		comp_calls[i].fn(comp_calls[i].state, ev);
 }
 
+/* What post_one stands for in this run (pt_hooks_run_start). */
+static struct pt_plugin_post one_template = { .struct_size = sizeof(one_template), .count = 1,
+					       .wr_id_step = 1 };
+
+/* post_one for plugins without it: the event it stands for. */
+static void post_one_event(void *unused, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	struct pt_plugin_post ev = one_template;
+
+	(void)unused;
+	ev.qp = qp;
+	ev.first_seq = seq;
+	ev.first_wr_id = wr_id;
+	ev.t_ns = t_ns;
+	pt_hooks_post_fn(pt_hooks_post_state, &ev);
+}
+
 void (*pt_hooks_post_fn)(void *state, const struct pt_plugin_post *ev) = post_all;
 void *pt_hooks_post_state;
 void (*pt_hooks_completion_fn)(void *state, const struct pt_plugin_completion *ev) = completion_all;
 void *pt_hooks_completion_state;
+void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint64_t wr_id,
+			     uint64_t t_ns) = post_one_event;
+void *pt_hooks_post_one_state;
 
 /* One listener: the hooks call it directly, without the loop. */
 static void pack_calls(void)
@@ -70,6 +90,13 @@ static void pack_calls(void)
 	pt_hooks_post_state = npost == 1 ? post_calls[0].state : NULL;
 	pt_hooks_completion_fn = ncomp == 1 ? comp_calls[0].fn : completion_all;
 	pt_hooks_completion_state = ncomp == 1 ? comp_calls[0].state : NULL;
+	pt_hooks_post_one_fn = post_one_event;
+	pt_hooks_post_one_state = NULL;
+	for (int i = 0; npost == 1 && i < nslots; i++)
+		if (slots[i].ops.post && slots[i].ops.post_one) {
+			pt_hooks_post_one_fn = slots[i].ops.post_one;
+			pt_hooks_post_one_state = slots[i].state;
+		}
 }
 
 /* Smallest table this loader accepts: version 1 up to fini. */
@@ -190,6 +217,10 @@ int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t 
 	char why[256];
 
 	pt_hooks_on = false;
+	one_template.opcode = PT_PLUGIN_HAS(info, struct pt_plugin_run_info, send_opcode) ?
+			      info->send_opcode : PT_PLUGIN_OP_OTHER;
+	one_template.bytes = (uint32_t)info->msg_size;
+	one_template.signal_period = info->cq_mod;
 	for (int i = 0; i < nslots; i++) {
 		struct hook_slot *s = &slots[i];
 

@@ -54,6 +54,11 @@ extern void (*pt_hooks_post_fn)(void *state, const struct pt_plugin_post *ev);
 extern void *pt_hooks_post_state;
 extern void (*pt_hooks_completion_fn)(void *state, const struct pt_plugin_completion *ev);
 extern void *pt_hooks_completion_state;
+/* post_one: the plugin's own when the one plugin with post has it, else
+ * hooks.c turns it into a post event. */
+extern void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint64_t wr_id,
+				    uint64_t t_ns);
+extern void *pt_hooks_post_one_state;
 
 /* ibv_wc_opcode -> enum pt_plugin_opcode. */
 uint32_t pt_hooks_wc_opcode(enum ibv_wc_opcode op);
@@ -75,6 +80,16 @@ static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count,
 		};
 		pt_hooks_post_fn(pt_hooks_post_state, &ev);
 	}
+}
+
+/* One send WR of the run's kind, not forced signaled (pt_plugin_ops.post_one):
+ * opcode, size and signal period must be what pt_hooks_run_start was given
+ * as send_opcode, msg_size and cq_mod. */
+static inline void pt_hook_post_one(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0))
+		pt_hooks_post_one_fn(pt_hooks_post_one_state, qp, seq, wr_id,
+				     t_ns ? t_ns : pt_now_ns());
 }
 
 /* One CQE (see struct pt_plugin_completion); flags PT_PLUGIN_COMP_*. */

@@ -16,6 +16,7 @@
  * plugin built against an older header keeps working: the tools treat
  * callbacks beyond ops->struct_size as absent, and a plugin reads an event
  * field only when PT_PLUGIN_HAS(ev, type, field) says the tool filled it.
+ * ABI 1.1 appended run_info->send_opcode and ops->post_one.
  *
  * Threading and cost: callbacks run on the measurement thread, inside the
  * timed loop. post and completion must not block, allocate or do I/O;
@@ -101,6 +102,9 @@ struct pt_plugin_run_info {
 	                                mlx5 clock info), "hca-free-running" (ticks /
 	                                hca_core_clock), "none" */
 	const char *sw_clock;       /* "CLOCK_MONOTONIC_RAW" */
+	/* Appended in ABI 1.1: the kind of send WR a post_one call stands for
+	 * (enum pt_plugin_opcode; PT_PLUGIN_OP_OTHER when this side posts none). */
+	uint32_t send_opcode;
 };
 
 /* post event flags */
@@ -200,6 +204,14 @@ struct pt_plugin_ops {
 	int (*run_end)(void *state, const struct pt_plugin_run_end *end,
 		       char *err, size_t err_len);
 	void (*fini)(void *state);
+
+	/* Appended in ABI 1.1, optional; used only with post. The same as post
+	 * with count 1, opcode run_info->send_opcode, bytes run_info->msg_size,
+	 * signal_period run_info->cq_mod, first_wr_id wr_id, wr_id_step 1 and no
+	 * flags: the plain WR a BW loop posts over and over, with the arguments
+	 * in registers instead of an event in memory. Tools call it only for
+	 * WRs exactly like that, and call post for every other. */
+	void (*post_one)(void *state, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns);
 };
 
 /* The one symbol a plugin exports. */

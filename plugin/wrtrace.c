@@ -38,6 +38,7 @@ struct lazy_q {
 	uint32_t bytes, period;
 	uint8_t op;
 	bool started;
+	bool one_ok;                /* started, with the kind of WR post_one stands for */
 };
 
 struct lazy_cqe {
@@ -65,6 +66,9 @@ struct wrt {
 	uint64_t *lz_times;
 	struct lazy_cqe *log;
 	uint64_t nlog, log_cap;
+	/* what wrt_post_one stands for (run info: send_opcode, msg_size, cq_mod) */
+	uint32_t one_bytes, one_period;
+	uint8_t one_op;
 };
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
@@ -272,6 +276,10 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 	wrt_hist_reset(w->ov.gap_hw);
 	w->ov.gap_hw_negative = 0;
 	w->have_sw = w->have_hw = false;
+	w->one_op = (uint8_t)(PT_PLUGIN_HAS(in, struct pt_plugin_run_info, send_opcode) ?
+			      in->send_opcode : PT_PLUGIN_OP_OTHER);
+	w->one_bytes = (uint32_t)in->msg_size;
+	w->one_period = in->cq_mod;
 	lazy_start(w, in);
 	w->in_run = true;
 	return 0;
@@ -469,6 +477,8 @@ static void lazy_post(struct wrt *w, const struct pt_plugin_post *ev)
 			q->period = ev->signal_period;
 			q->op = (uint8_t)ev->opcode;
 			q->started = q->op == ev->opcode;
+			q->one_ok = q->started && q->bytes == w->one_bytes && q->op == w->one_op &&
+				    q->period == w->one_period;
 		}
 		if (q->started && ev->first_seq == q->seq0 + q->posted && ev->first_wr_id == q->id_next &&
 		    (n == 1 || ev->wr_id_step == q->id_step) && ev->bytes == q->bytes &&
@@ -511,53 +521,96 @@ static void lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 	q->retired = c->end;
 }
 
-/* The common case first, kept short: one send WR, next in sequence, same
- * signal period, room in the FIFO (what a BW loop without a post list does
- * for every WR). */
-void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
+/* The FIFO path's common case: one send WR, next in sequence, same signal
+ * period, room in the FIFO (what a BW loop without a post list does for
+ * every WR). false: not that case, nothing done. */
+static inline bool fifo_post1(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t,
+			      uint32_t bytes, uint8_t op, uint32_t period, bool last_sig)
 {
 	struct fifo *f;
 	struct fifo_ent *e;
 	uint64_t tail;
 	bool sig;
 
+	if (__builtin_expect(op == PT_PLUGIN_OP_RECV || !w->in_run || qp >= w->nqp || !period, 0))
+		return false;
+	f = &w->sq[qp];
+	tail = f->tail;
+	if (__builtin_expect(tail - f->head > f->mask || seq != f->next_seq || period != f->period, 0))
+		return false;
+	sig = f->sig_left == 0;
+	f->sig_left = sig ? period - 1 : f->sig_left - 1;
+	e = &f->e[tail & f->mask];
+	e->t_post = t;
+	e->seq = seq;
+	e->wr_id = wr_id;
+	e->bytes = bytes;
+	e->opcode = op;
+	e->signaled = sig || last_sig;
+	f->tail = tail + 1;
+	f->next_seq = seq + 1;
+	w->meta.wrs++;
+	return true;
+}
+
+/* The deferred path's common case: the next WR of a started queue, room
+ * left; only its post time is kept. false: not that case, nothing done. */
+static inline bool lazy_post1(struct wrt *w, struct lazy_q *q, uint64_t seq, uint64_t wr_id,
+			      uint64_t t)
+{
+	if (__builtin_expect(seq != q->seq0 + q->posted || wr_id != q->id_next ||
+			     q->posted >= q->cap, 0))
+		return false;
+	q->t_post[q->posted++] = t;
+	q->id_next += q->id_step;
+	w->meta.wrs++;
+	return true;
+}
+
+void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
+{
 	if (w->lazy) {
 		struct lazy_q *q = &w->lz[ev->qp < w->nqp ? ev->qp : 0];
 
-		if (__builtin_expect(ev->qp >= w->nqp, 0))
+		if (ev->qp >= w->nqp)
 			return post_any(w, ev);
-		if (__builtin_expect(ev->count == 1 && !ev->flags && ev->first_seq == q->seq0 + q->posted &&
-				     ev->first_wr_id == q->id_next && q->posted < q->cap &&
-				     ev->bytes == q->bytes && ev->opcode == q->op &&
-				     ev->signal_period == q->period && q->started, 1)) {
-			q->t_post[q->posted++] = ev->t_ns;
-			q->id_next += q->id_step;
-			w->meta.wrs++;
+		if (ev->count == 1 && !ev->flags && q->started && ev->bytes == q->bytes &&
+		    ev->opcode == q->op && ev->signal_period == q->period &&
+		    lazy_post1(w, q, ev->first_seq, ev->first_wr_id, ev->t_ns))
 			return;
-		}
 		return lazy_post(w, ev);
 	}
+	if (ev->count == 1 &&
+	    fifo_post1(w, ev->qp, ev->first_seq, ev->first_wr_id, ev->t_ns, ev->bytes,
+		       (uint8_t)ev->opcode, ev->signal_period,
+		       ev->flags & PT_PLUGIN_POST_LAST_SIGNALED))
+		return;
+	post_any(w, ev);
+}
 
-	if (__builtin_expect(ev->count != 1 || ev->opcode == PT_PLUGIN_OP_RECV || !w->in_run ||
-			     ev->qp >= w->nqp || !ev->signal_period, 0))
-		return post_any(w, ev);
-	f = &w->sq[ev->qp];
-	tail = f->tail;
-	if (__builtin_expect(tail - f->head > f->mask || ev->first_seq != f->next_seq ||
-			     ev->signal_period != f->period, 0))
-		return post_any(w, ev);
-	sig = f->sig_left == 0;
-	f->sig_left = sig ? ev->signal_period - 1 : f->sig_left - 1;
-	e = &f->e[tail & f->mask];
-	e->t_post = ev->t_ns;
-	e->seq = ev->first_seq;
-	e->wr_id = ev->first_wr_id;
-	e->bytes = ev->bytes;
-	e->opcode = (uint8_t)ev->opcode;
-	e->signaled = sig || (ev->flags & PT_PLUGIN_POST_LAST_SIGNALED);
-	f->tail = tail + 1;
-	f->next_seq = ev->first_seq + 1;
-	w->meta.wrs++;
+/* post_one as the post event it stands for (out of line: the fast paths
+ * of wrt_post_one need no stack frame). */
+static __attribute__((noinline)) void post_one_event(struct wrt *w, uint32_t qp, uint64_t seq,
+						     uint64_t wr_id, uint64_t t)
+{
+	struct pt_plugin_post ev = {
+		.struct_size = sizeof(ev), .qp = qp, .first_seq = seq, .count = 1,
+		.opcode = w->one_op, .first_wr_id = wr_id, .wr_id_step = 1, .bytes = w->one_bytes,
+		.signal_period = w->one_period, .t_ns = t,
+	};
+
+	wrt_post(w, &ev);
+}
+
+void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t)
+{
+	if (w->lazy) {
+		if (qp < w->nqp && w->lz[qp].one_ok && lazy_post1(w, &w->lz[qp], seq, wr_id, t))
+			return;
+	} else if (fifo_post1(w, qp, seq, wr_id, t, w->one_bytes, w->one_op, w->one_period, false)) {
+		return;
+	}
+	post_one_event(w, qp, seq, wr_id, t);
 }
 
 /* WR e retired by the CQE that is its own: its row (or, over the cap, the

@@ -94,6 +94,8 @@ void wrt_free(struct wrt *w);
 /* Allocates and touches every buffer of the run (outside the timed loop). */
 int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *info, char *err, size_t err_len);
 void wrt_post(struct wrt *w, const struct pt_plugin_post *ev);
+/* The same for one WR of the run's kind (pt_plugin_ops.post_one). */
+void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns);
 void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev);
 void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit);
 /* Closes the run: counts what never completed, writes the file, prints. */

@@ -113,6 +113,11 @@ static void plug_post(void *s, const struct pt_plugin_post *ev)
 	wrt_post(s, ev);
 }
 
+static void plug_post_one(void *s, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	wrt_post_one(s, qp, seq, wr_id, t_ns);
+}
+
 static void plug_completion(void *s, const struct pt_plugin_completion *ev)
 {
 	wrt_complete(s, ev);
@@ -144,6 +149,7 @@ static const struct pt_plugin_ops wrt_ops = {
 	.clock_fit = plug_clock_fit,
 	.run_end = plug_run_end,
 	.fini = plug_fini,
+	.post_one = plug_post_one,
 };
 
 const struct pt_plugin_ops *wrt_plugin_get_ops(void)

@@ -279,9 +279,10 @@ static char *edit_token(const char *text, size_t len, unsigned line, unsigned to
  * file-mode checks: the reader must refuse it or accept it with every
  * property (one wrong field in an otherwise valid file is what random
  * mutation of whole files rarely makes). Up to 32 events, 8 bytes each,
- * e[0..7]: e[0] % 8 the kind (0-1 post send, 2 post receive, 3-4 send CQE,
- * 5 receive CQE, 6 clock fit, 7 post of another opcode); e[1] the QP (one past the last: out of range); e[2] count / seq
- * choice; e[3] signal period, flags, status; e[4..5] time step (ns); e[6]
+ * e[0..7]: e[0] % 8 the kind (0-1 post send, 0 with e[7] odd through
+ * post_one, 2 post receive, 3-4 send CQE, 5 receive CQE, 6 clock fit, 7
+ * post of another opcode); e[1] the QP (one past the last: out of range);
+ * e[2] count / seq choice; e[3] signal period, flags, status; e[4..5] time step (ns); e[6]
  * size or status; e[7] NIC time offset. As from our tools: times only
  * move forward (NIC times jitter around them), sequence numbers are those
  * posted (or unknown), fits are finite (as pt_hwclock makes them). */
@@ -298,7 +299,7 @@ static void record(const uint8_t *data, size_t size)
 		.directions = PT_PLUGIN_DIR_SEND | ((cfg0 & 32) ? PT_PLUGIN_DIR_RECV : 0),
 		.hw_ts = (cfg0 & 2) ? PT_PLUGIN_HW_TS_ON : PT_PLUGIN_HW_TS_NONE,
 		.hw_clock_hz = (cfg0 & 2) ? 156250000 : 0, .hw_clock_domain = "hca",
-		.sw_clock = "CLOCK_MONOTONIC_RAW",
+		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_SEND,
 	};
 	struct wrt_config cfg = { .jsonl = cfg0 & 1, .max_records = (cfg0 & 16) ? 8 : 1000000,
 				  .fifo_min = 1 };
@@ -353,7 +354,13 @@ static void record(const uint8_t *data, size_t size)
 			p.first_seq = *seq + ((e[2] & 0x40) ? (e[2] >> 4) % 4 : 0); /* a jump */
 			p.first_wr_id = (uint64_t)qp << 48 | p.first_seq;
 			*seq = p.first_seq + p.count;
-			wrt_post(w, &p);
+			if (kind == 0 && (e[7] & 1)) {
+				/* post_one: one WR of the run's kind */
+				*seq = p.first_seq + 1;
+				wrt_post_one(w, qp, p.first_seq, p.first_wr_id, t);
+			} else {
+				wrt_post(w, &p);
+			}
 		} else {
 			bool recv = kind == 5;
 			uint64_t last = recv ? next_rseq[qp] : next_seq[qp];

@@ -228,6 +228,74 @@ static void test_two_plugins(void **state)
 	assert_non_null(strstr(err, "--trace: give an output file"));
 }
 
+/* A run of 6 plain WRs on QP 0 through post_one and the last one through
+ * post (as run_bw.c posts), CQEs at seq 2 and 5. */
+static int drive_post_one(uint32_t send_opcode)
+{
+	struct pt_plugin_run_info in = info(0);
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
+	char err[512];
+
+	in.num_qps = 1;
+	in.post_list = 1;
+	in.send_opcode = send_opcode;
+	if (pt_hooks_run_start(&in, err, sizeof(err)))
+		return -1;
+	for (uint64_t s = 0; s < 5; s++)
+		pt_hook_post_one(0, s, 0x700 + s, 100 + s);
+	pt_hook_post(0, 5, 1, send_opcode, 0x705, 1, 4096, 3, PT_PLUGIN_POST_LAST_SIGNALED, 105);
+	pt_hook_completion(0, 0x702, 2, 0, send_opcode, 4096, 0, 300, 0);
+	pt_hook_completion(0, 0x705, 5, 0, send_opcode, 4096, 0, 400, 0);
+	return pt_hooks_run_end(&end, err, sizeof(err));
+}
+
+/* post_one reaches a plugin without it (the example) as the post event it
+ * stands for, the recorder directly, and both when both are loaded. */
+static void test_post_one(void **state)
+{
+	char spec[600], out[256], trace[256], arg[300], err[512], *text;
+	struct wrt_trace t;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/one.txt", dir);
+	snprintf(trace, sizeof(trace), "%s/one.csv", dir);
+	snprintf(spec, sizeof(spec), "%s:%s", SO("plugin/examples/count_plugin.so"), out);
+	snprintf(arg, sizeof(arg), "%s:quiet", trace);
+	for (int both = 0; both < 2; both++) {
+		if (both)
+			assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
+		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+		assert_int_equal(drive_post_one(PT_PLUGIN_OP_WRITE), 0);
+		pt_hooks_unload_all();
+		assert_int_equal(wrt_read(trace, &t, err, sizeof(err)), 0);
+		assert_int_equal(t.runs[t.nruns - 1].n, 6);
+		for (uint64_t s = 0; s < 6; s++) {
+			const struct wrt_rec *r = &t.runs[t.nruns - 1].recs[s];
+
+			assert_int_equal(r->seq, s);
+			assert_int_equal(r->wr_id, 0x700 + s);
+			assert_int_equal(r->t_post, 100 + s);
+			assert_int_equal(r->t_comp, s < 3 ? 300 : 400);
+			assert_int_equal(r->bytes, 4096);
+			assert_int_equal(r->opcode, PT_PLUGIN_OP_WRITE);
+			assert_int_equal(!!(r->flags & WRT_SIGNALED), s == 2 || s == 5);
+		}
+		wrt_trace_free(&t);
+	}
+	/* the example has no post_one: it counted 6 posts of 4096 bytes, with
+	 * the recorder (above) and alone (below) */
+	text = slurp(out);
+	assert_non_null(strstr(text, "end run=0 posts=6 wrs=6 bytes=24576 last_seq=5 cqes=2"));
+	free(text);
+	unlink(out);
+	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
+	assert_int_equal(drive_post_one(PT_PLUGIN_OP_SEND), 0);
+	pt_hooks_unload_all();
+	text = slurp(out);
+	assert_non_null(strstr(text, "end run=0 posts=6 wrs=6 bytes=24576 last_seq=5 cqes=2"));
+	free(text);
+}
+
 /* Five plugins are one too many; the fifth is refused by name. */
 static void test_plugin_limit(void **state)
 {
@@ -260,6 +328,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_wrtrace_so, after_each),
 		cmocka_unit_test_teardown(test_env, after_each),
 		cmocka_unit_test_teardown(test_two_plugins, after_each),
+		cmocka_unit_test_teardown(test_post_one, after_each),
 		cmocka_unit_test_teardown(test_plugin_limit, after_each),
 		cmocka_unit_test_teardown(test_opcodes, after_each),
 	};

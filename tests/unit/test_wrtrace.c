@@ -34,6 +34,7 @@ static struct pt_plugin_run_info info_for(uint32_t qps, uint64_t iters, uint32_t
 		.qp_nums = qpns, .msg_size = 64, .iterations = iters, .tx_depth = 16, .rx_depth = 4,
 		.cq_mod = cq_mod, .post_list = post_list, .hw_ts = PT_PLUGIN_HW_TS_NONE,
 		.hw_clock_domain = "none", .sw_clock = "CLOCK_MONOTONIC_RAW",
+		.send_opcode = PT_PLUGIN_OP_SEND,
 	};
 }
 
@@ -438,10 +439,15 @@ struct ev {
 	uint64_t t, hw;
 };
 
-static void play(struct wrt *w, const struct ev *e, size_t n)
+/* one_period: posts that post_one stands for (one WR, no flags, that
+ * signal period) go through wrt_post_one; 0: every post is an event. */
+static void play(struct wrt *w, const struct ev *e, size_t n, uint32_t one_period)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (e[i].kind == 'p')
+		if (e[i].kind == 'p' && one_period && e[i].n == 1 && !e[i].flags &&
+		    e[i].period == one_period)
+			wrt_post_one(w, e[i].qp, e[i].seq, 1000 + e[i].seq, e[i].t);
+		else if (e[i].kind == 'p')
 			post(w, e[i].qp, e[i].seq, e[i].n, e[i].period, e[i].flags, e[i].t);
 		else if (e[i].kind == 'c')
 			cqe(w, e[i].qp, e[i].seq, e[i].status, e[i].flags, e[i].t, e[i].hw);
@@ -452,37 +458,15 @@ static void play(struct wrt *w, const struct ev *e, size_t n)
 	}
 }
 
-/* The script on a send-only run (rows deferred while the posts stay
- * regular) and on a send+receive run (the FIFOs throughout): the same
- * rows, in the same order, and the same counts. The send+receive run has
- * half the iterations and no receive queue, so both keep the same number
- * of rows. still_deferred: whether the send-only run should still defer at
- * the end of the script. */
-static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t iters,
-			 uint32_t cq_mod, bool still_deferred)
+/* Two recorders kept the same rows, in the same order, and the same counts. */
+static void same_records(struct wrt *x, struct wrt *y)
 {
-	struct pt_plugin_run_info in = info_for(qps, iters / 2, cq_mod, 1);
-	struct pt_plugin_run_info in_send = info_for(qps, iters, cq_mod, 1);
-	struct wrt *fifo, *lazy;
+	const struct wrt_meta *ma = wrt_meta(x), *mb = wrt_meta(y);
 	const struct wrt_rec *a, *b;
-	const struct wrt_meta *ma, *mb;
 	uint64_t na, nb;
 
-	assert_true(iters % 2 == 0);
-	in.rx_depth = 0;
-	in.hw_ts = in_send.hw_ts = PT_PLUGIN_HW_TS_ON;
-	in_send.directions = PT_PLUGIN_DIR_SEND;
-	fifo = recorder("x.csv", &in);
-	lazy = recorder("x.csv", &in_send);
-	assert_false(wrt_rows_deferred(fifo));
-	assert_true(wrt_rows_deferred(lazy));
-	play(fifo, e, n);
-	play(lazy, e, n);
-	assert_int_equal(wrt_rows_deferred(lazy), still_deferred);
-	end(fifo);
-	end(lazy);
-	a = wrt_records(fifo, &na);
-	b = wrt_records(lazy, &nb);
+	a = wrt_records(x, &na);
+	b = wrt_records(y, &nb);
 	assert_int_equal(na, nb);
 	for (uint64_t i = 0; i < na; i++) {
 		assert_int_equal(a[i].qp, b[i].qp);
@@ -496,8 +480,6 @@ static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t it
 		assert_int_equal(a[i].status, b[i].status);
 		assert_int_equal(a[i].flags, b[i].flags);
 	}
-	ma = wrt_meta(fifo);
-	mb = wrt_meta(lazy);
 	assert_int_equal(ma->wrs, mb->wrs);
 	assert_int_equal(ma->recorded, mb->recorded);
 	assert_int_equal(ma->dropped, mb->dropped);
@@ -505,8 +487,49 @@ static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t it
 	assert_int_equal(ma->unmatched, mb->unmatched);
 	assert_int_equal(ma->incomplete, mb->incomplete);
 	assert_int_equal(ma->errors, mb->errors);
+}
+
+/* The script on a send-only run (rows deferred while the posts stay
+ * regular) and on a send+receive run (the FIFOs throughout), each once
+ * with post events only and once with post_one for the plain WRs: the
+ * same rows, in the same order, and the same counts. The send+receive run
+ * has half the iterations and no receive queue, so all keep the same
+ * number of rows. still_deferred: whether the send-only runs should still
+ * defer at the end of the script. */
+static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t iters,
+			 uint32_t cq_mod, bool still_deferred)
+{
+	struct pt_plugin_run_info in = info_for(qps, iters / 2, cq_mod, 1);
+	struct pt_plugin_run_info in_send = info_for(qps, iters, cq_mod, 1);
+	struct wrt *fifo, *lazy, *fifo_one, *lazy_one;
+
+	assert_true(iters % 2 == 0);
+	in.rx_depth = 0;
+	in.hw_ts = in_send.hw_ts = PT_PLUGIN_HW_TS_ON;
+	in_send.directions = PT_PLUGIN_DIR_SEND;
+	fifo = recorder("x.csv", &in);
+	lazy = recorder("x.csv", &in_send);
+	fifo_one = recorder("x.csv", &in);
+	lazy_one = recorder("x.csv", &in_send);
+	assert_false(wrt_rows_deferred(fifo));
+	assert_true(wrt_rows_deferred(lazy));
+	play(fifo, e, n, 0);
+	play(lazy, e, n, 0);
+	play(fifo_one, e, n, cq_mod);
+	play(lazy_one, e, n, cq_mod);
+	assert_int_equal(wrt_rows_deferred(lazy), still_deferred);
+	assert_int_equal(wrt_rows_deferred(lazy_one), still_deferred);
+	end(fifo);
+	end(lazy);
+	end(fifo_one);
+	end(lazy_one);
+	same_records(fifo, lazy);
+	same_records(fifo, fifo_one);
+	same_records(fifo, lazy_one);
 	wrt_free(fifo);
 	wrt_free(lazy);
+	wrt_free(fifo_one);
+	wrt_free(lazy_one);
 }
 
 #define HW PT_PLUGIN_COMP_HW_TS
@@ -573,6 +596,50 @@ static void test_deferred_then_fifo(void **state)
 	}
 }
 
+/* post_one stands for a WR of the run's kind (send_opcode, msg_size,
+ * cq_mod): on a queue that started with another size or signal period it
+ * ends the deferral and its row has the run's kind; on a QP the run does
+ * not have it is counted as untracked. */
+static void test_post_one_kind(void **state)
+{
+	static const struct { uint64_t msg_size; uint32_t first_period; } cases[] = {
+		{ 128, 2 },             /* the first post has 64 bytes */
+		{ 64, 4 },              /* the first post has signal period 4 */
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct pt_plugin_run_info in = info_for(1, 8, 2, 1);
+		const struct wrt_rec *r;
+		struct wrt *w;
+		uint64_t n;
+
+		in.directions = PT_PLUGIN_DIR_SEND;
+		in.msg_size = cases[k].msg_size;
+		w = recorder("x.csv", &in);
+		post(w, 0, 0, 1, cases[k].first_period, 0, 100);
+		assert_true(wrt_rows_deferred(w));
+		wrt_post_one(w, 0, 1, 1001, 110);
+		assert_false(wrt_rows_deferred(w));
+		wrt_post_one(w, 3, 0, 0, 120);  /* no QP 3 in this run */
+		cqe(w, 0, 1, 0, 0, 200, 0);
+		end(w);
+		r = wrt_records(w, &n);
+		assert_int_equal(n, 2);
+		assert_int_equal(r[0].bytes, 64);
+		assert_int_equal(r[0].flags & WRT_SIGNALED, 0);
+		assert_int_equal(r[1].bytes, cases[k].msg_size);
+		assert_int_equal(r[1].wr_id, 1001);
+		assert_int_equal(r[1].t_post, 110);
+		assert_int_equal(r[1].t_comp, 200);
+		assert_int_equal(r[1].opcode, PT_PLUGIN_OP_SEND);
+		assert_true(r[1].flags & WRT_SIGNALED);  /* (1 + 1) % cq_mod 2 */
+		assert_int_equal(wrt_meta(w)->untracked, 1);
+		assert_int_equal(wrt_meta(w)->wrs, 3);
+		wrt_free(w);
+	}
+}
+
 /* After run_start, posting and completing allocates nothing. */
 static void test_hot_path_no_alloc(void **state)
 {
@@ -595,6 +662,26 @@ static void test_hot_path_no_alloc(void **state)
 	assert_true(wrt_meta(w)->dropped > 0);
 	end(w);
 	wrt_free(w);
+	/* post_one, on a FIFO run and on a deferred one */
+	for (int deferred = 0; deferred < 2; deferred++) {
+		in = info_for(1, 4000, 4, 1);
+		in.directions = deferred ? PT_PLUGIN_DIR_SEND : in.directions;
+		w = recorder("x.csv", &in);
+		assert_int_equal(wrt_rows_deferred(w), deferred);
+		counting = true;
+		allocs = 0;
+		for (uint64_t i = 0; i < 4000; i++) {
+			wrt_post_one(w, 0, i, 1000 + i, i);
+			if ((i + 1) % 4 == 0)
+				cqe(w, 0, i, 0, 0, i + 50, 0);
+		}
+		counting = false;
+		assert_int_equal(allocs, 0);
+		assert_int_equal(wrt_rows_deferred(w), deferred);
+		end(w);
+		assert_int_equal(wrt_meta(w)->recorded, 4000);
+		wrt_free(w);
+	}
 }
 
 int main(void)
@@ -613,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_hot_path_no_alloc),
 		cmocka_unit_test(test_deferred_regular),
 		cmocka_unit_test(test_deferred_then_fifo),
+		cmocka_unit_test(test_post_one_kind),
 	};
 	return cmocka_run_group_tests_name("wrtrace", tests, NULL, NULL);
 }
