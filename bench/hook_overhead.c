@@ -9,15 +9,19 @@
  *   off           no plugin: each hook is one untaken branch
  *   on            hooks + the built-in wrtrace recorder, rows kept; the post
  *                 time is one the loop already has (as run_bw.c's tposted);
- *                 a send-only run with regular posts: rows deferred to run end
- *   on, FIFO      the same run declared send+receive, so the recorder keeps
+ *                 a send-only run with regular posts: rows deferred to run end;
+ *                 as run_bw.c, every WR but the last through post_one
+ *   on, events    the same with a post event for every WR (ABI 1.0 plugins'
+ *                 path): what post_one saves
+ *   on, FIFO      the same run as "on" declared send+receive, so the recorder keeps
  *                 its FIFOs and builds each row when its CQE comes (what
  *                 receive queues and irregular posts cost)
  *   on, capped    the same with max=0: every WR goes to the histograms only
  *   on, hook time the post hook reads the clock itself (PT_HOOK_NOW): what
  *                 a loop that takes no post time of its own pays
  *   count plugin  plugin/examples/count_plugin.so instead of the recorder:
- *                 the cost of the hook dispatch itself
+ *                 the cost of dispatching post events to a plugin without
+ *                 post_one
  * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared
  * machine wall time also counts whatever else ran on the core. Prints the
  * median ns per WR of each and the differences. */
@@ -184,7 +188,8 @@ int main(int argc, char **argv)
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
-	double bare[64], off[64], on[64], events[64], fifo[64], hook[64], capped[64], count[64], m_off, m_on;
+	double bare[64], off[64], on[64], events[64], fifo[64], hook[64], capped[64], count[64];
+	double m_off, m_on, m_fifo;
 	const uint32_t send = PT_PLUGIN_DIR_SEND, both = PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
 	char err[512], so[4096];
 	bool have_count;
@@ -226,20 +231,22 @@ int main(int argc, char **argv)
 	pt_hooks_unload_all();
 	m_off = median(off, reps);
 	m_on = median(on, reps);
+	m_fifo = median(fifo, reps);
 	printf("hook-overhead: %llu WRs per run, 1 QP, cq_mod %u, tx_depth %u; median of %d runs, CPU time\n",
 	       (unsigned long long)iters, CQ_MOD, TX_DEPTH, reps);
 	row("no hook calls compiled in", median(bare, reps), -1);
 	row("hooks off (compiled in, no plugin)", m_off, median(bare, reps));
 	row("hooks + recorder, rows kept (deferred)", m_on, m_off);
 	row("hooks + recorder, deferred, post events only", median(events, reps), m_off);
-	row("hooks + recorder, rows kept (FIFO path)", median(fifo, reps), m_off);
+	row("hooks + recorder, rows kept (FIFO path)", m_fifo, m_off);
 	row("hooks + recorder, over the cap (histograms)", median(capped, reps), m_off);
 	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
 	if (have_count)
 		row("hooks + example count plugin (no post_one)", median(count, reps), m_off);
 	printf("  %-44s %8.2f ns (wall, median of 101)\n", "one pt_now_ns() (CLOCK_MONOTONIC_RAW)",
 	       pt_clock_overhead_ns());
-	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s\n",
-	       m_on - m_off <= 10.0 ? "met" : "NOT met");
+	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s (deferred %+.2f, FIFO path %+.2f)\n",
+	       m_on - m_off <= 10.0 && m_fifo - m_off <= 10.0 ? "met" : "NOT met", m_on - m_off,
+	       m_fifo - m_off);
 	return 0;
 }

@@ -1,75 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* wrtrace recorder: run set-up, the hot path and run end (wrtrace.h). */
+/* wrtrace recorder: run set-up, the FIFO path and run end (wrtrace.h); the
+ * deferred rows are in wrtrace_defer.c. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "wrtrace.h"
-
-/* A WR in flight on one queue: what its record will need (32 bytes, so
- * the FIFO stays in cache; the record is written once, when it retires). */
-struct fifo_ent {
-	uint64_t t_post, seq, wr_id;
-	uint32_t bytes;
-	uint8_t opcode, signaled;
-};
-
-/* One send or receive queue: entries head..tail-1 are outstanding. */
-struct fifo {
-	struct fifo_ent *e;
-	uint64_t head, tail, mask;
-	uint64_t next_seq;          /* expected first_seq of the next post */
-	uint64_t sig_left;          /* WRs from next_seq to the next signaled one */
-	uint32_t period;            /* signal_period sig_left was computed for */
-	uint64_t done;              /* receive CQEs so far (their FIFO sequence) */
-};
-
-/* Deferred rows. A send-only run whose posts are regular (each next in
- * sequence with the same size, opcode, signal period and wr_id step) keeps
- * per WR only its post time, and per CQE one log entry; the rows are built
- * from the two at run end, outside the timed loop. The first event that
- * does not fit builds the rows so far and hands the run to the FIFOs. */
-struct lazy_q {
-	uint64_t *t_post;           /* post time of WR seq0 + i */
-	uint64_t seq0, posted, retired, cap;   /* counts from seq0 */
-	uint64_t id0, id_next, id_step;  /* wr_id of WR seq0, of the next post; per WR */
-	uint64_t last_sig;          /* WR posted with LAST_SIGNALED, or WRT_NONE */
-	uint64_t replayed;          /* rows built so far (lazy_rows) */
-	uint32_t bytes, period;
-	uint8_t op;
-	bool started;
-	bool one_ok;                /* started, with the kind of WR post_one stands for */
-};
-
-struct lazy_cqe {
-	uint64_t end;               /* WRs of its QP retired after it (counts from seq0) */
-	uint64_t t_poll, hw_ns;
-	uint32_t qp;
-	uint16_t status;
-	uint8_t own, hw;            /* retires a WR of its own; hw_ns is valid */
-};
-
-struct wrt {
-	struct wrt_config cfg;
-	struct wrt_meta meta;
-	struct wrt_rec *recs;
-	uint64_t nrec, rec_cap;
-	uint32_t nqp;
-	struct fifo *sq, *rq;
-	struct fifo_ent *fifo_mem;
-	size_t fifo_bytes;
-	struct wrt_overflow ov;
-	uint64_t last_sw, last_hw;
-	bool have_sw, have_hw, in_run, file_started;
-	bool lazy;                  /* deferred rows (struct lazy_q) */
-	struct lazy_q *lz;
-	uint64_t *lz_times;
-	struct lazy_cqe *log;
-	uint64_t nlog, log_cap;
-	/* what wrt_post_one stands for (run info: send_opcode, msg_size, cq_mod) */
-	uint32_t one_bytes, one_period;
-	uint8_t one_op;
-};
+#include "wrtrace_rec.h"
 
 static int fail(char *err, size_t err_len, const char *fmt, ...)
 {
@@ -99,20 +35,9 @@ struct wrt *wrt_new(const struct wrt_config *cfg)
 	return w;
 }
 
-static void lazy_free(struct wrt *w)
-{
-	free(w->lz);
-	free(w->lz_times);
-	free(w->log);
-	w->lz = NULL;
-	w->lz_times = NULL;
-	w->log = NULL;
-	w->lazy = false;
-}
-
 static void run_free(struct wrt *w)
 {
-	lazy_free(w);
+	wrt_lazy_free(w);
 	free(w->recs);
 	free(w->sq);
 	free(w->rq);
@@ -192,39 +117,6 @@ static uint64_t records_wanted(const struct wrt *w, const struct pt_plugin_run_i
 	return n < w->cfg.max_records ? n : w->cfg.max_records;
 }
 
-/* Deferred rows for a send-only run of known length whose rows all fit
- * under the cap; without the memory for the logs the run simply goes
- * without. */
-static void lazy_start(struct wrt *w, const struct pt_plugin_run_info *in)
-{
-	uint32_t dirs = in->directions ? in->directions : PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
-	uint64_t per_qp = in->iterations, wrs = per_qp * w->nqp;
-
-	if (dirs != PT_PLUGIN_DIR_SEND || !per_qp || wrs / w->nqp != per_qp || w->rec_cap < wrs)
-		return;
-	/* one entry per signaled WR, with room for a few more; a CQE that
-	 * finds the log full ends the deferral */
-	w->log_cap = wrs / (in->cq_mod ? in->cq_mod : 1) + 2ull * w->nqp + 16;
-	if (w->log_cap > wrs)
-		w->log_cap = wrs;
-	w->lz = calloc(w->nqp, sizeof(*w->lz));
-	w->lz_times = malloc(wrs * sizeof(*w->lz_times));
-	w->log = malloc(w->log_cap * sizeof(*w->log));
-	if (!w->lz || !w->lz_times || !w->log) {
-		lazy_free(w);
-		return;
-	}
-	memset(w->lz_times, 0, wrs * sizeof(*w->lz_times));   /* first-touch faults now */
-	memset(w->log, 0, w->log_cap * sizeof(*w->log));
-	for (uint32_t q = 0; q < w->nqp; q++) {
-		w->lz[q].t_post = w->lz_times + (uint64_t)q * per_qp;
-		w->lz[q].cap = per_qp;
-		w->lz[q].last_sig = WRT_NONE;
-	}
-	w->nlog = 0;
-	w->lazy = true;
-}
-
 int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err, size_t err_len)
 {
 	uint64_t sq_n, rq_n, ents;
@@ -280,18 +172,9 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 			      in->send_opcode : PT_PLUGIN_OP_OTHER);
 	w->one_bytes = (uint32_t)in->msg_size;
 	w->one_period = in->cq_mod;
-	lazy_start(w, in);
+	wrt_lazy_start(w, in);
 	w->in_run = true;
 	return 0;
-}
-
-/* Re-derive the signal phase after a jump in sequence numbers or a new
- * period: WR s is signaled when (s + 1) % period == 0. The countdown keeps a
- * division off the per-WR path. */
-static void resync(struct fifo *f, uint64_t seq, uint32_t period)
-{
-	f->period = period;
-	f->sig_left = period - 1 - seq % period;
 }
 
 static void post_recv(struct wrt *w, struct fifo *f, const struct pt_plugin_post *ev, uint32_t n)
@@ -367,160 +250,6 @@ static __attribute__((noinline)) void post_any(struct wrt *w, const struct pt_pl
 	f->next_seq = seq0 + n;
 }
 
-/* ------------------------------------------------------ deferred rows -- */
-
-static void retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
-		       const struct pt_plugin_completion *ev);
-
-/* WR seq0 + i of a deferred queue as the FIFO would have held it. */
-static void lazy_ent(const struct lazy_q *q, uint64_t i, struct fifo_ent *e)
-{
-	uint64_t seq = q->seq0 + i;
-
-	e->t_post = q->t_post[i];
-	e->seq = seq;
-	e->wr_id = q->id0 + i * q->id_step;
-	e->bytes = q->bytes;
-	e->opcode = q->op;
-	e->signaled = (seq + 1) % q->period == 0 || seq == q->last_sig;
-}
-
-/* The row of send WR e, retired by a later CQE polled at t (flags base). */
-static inline void fill_row(struct wrt_rec *r, uint32_t qp, const struct fifo_ent *e, uint64_t t,
-			    uint64_t hw_ns, uint8_t base)
-{
-	r->wr_id = e->wr_id;
-	r->seq = e->seq;
-	r->t_post = e->t_post;
-	r->t_comp = t;
-	r->hw_ns = hw_ns;
-	r->qp = qp;
-	r->bytes = e->bytes;
-	r->opcode = e->opcode;
-	r->status = 0;
-	r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
-}
-
-/* That row, or over the cap the histograms (complete_send's loop). */
-static void plain_row(struct wrt *w, uint32_t qp, const struct fifo_ent *e, uint64_t t,
-		      uint64_t hw_ns, uint8_t base)
-{
-	if (w->nrec == w->rec_cap) {
-		w->meta.dropped++;
-		wrt_hist_add(w->ov.send_lat, t - e->t_post);
-		return;
-	}
-	fill_row(&w->recs[w->nrec++], qp, e, t, hw_ns, base);
-}
-
-/* Build the rows the logs stand for, in CQE order, and hand the WRs still
- * outstanding to the FIFOs: from here on the run is recorded as usual. */
-static void lazy_rows(struct wrt *w)
-{
-	struct fifo_ent e;
-
-	if (!w->lazy)
-		return;
-	w->lazy = false;
-	for (uint64_t k = 0; k < w->nlog; k++) {
-		const struct lazy_cqe *c = &w->log[k];
-		struct lazy_q *q = &w->lz[c->qp];
-
-		for (; q->replayed < c->end - c->own; q->replayed++) {
-			lazy_ent(q, q->replayed, &e);
-			plain_row(w, c->qp, &e, c->t_poll, c->hw ? c->hw_ns : 0,
-				  WRT_DONE | WRT_POSTED | (c->hw ? WRT_HW : 0));
-		}
-		if (c->own) {
-			struct pt_plugin_completion ev = {
-				.struct_size = sizeof(ev), .qp = c->qp, .status = c->status,
-				.opcode = q->op, .flags = c->hw ? PT_PLUGIN_COMP_HW_TS : 0,
-				.t_poll_ns = c->t_poll, .hw_ns = c->hw_ns,
-			};
-
-			lazy_ent(q, q->replayed++, &e);
-			retire_own(w, c->qp, &e, true, &ev);
-		}
-	}
-	for (uint32_t qp = 0; qp < w->nqp; qp++) {
-		const struct lazy_q *q = &w->lz[qp];
-		struct fifo *f = &w->sq[qp];
-
-		if (!q->started)
-			continue;
-		for (uint64_t i = q->retired; i < q->posted; i++) {
-			if (f->tail - f->head > f->mask) {
-				w->meta.untracked++;
-				continue;
-			}
-			lazy_ent(q, i, &f->e[f->tail++ & f->mask]);
-		}
-		f->next_seq = q->seq0 + q->posted;
-		resync(f, f->next_seq, q->period);
-	}
-	lazy_free(w);
-}
-
-/* A deferred post that is not the plain next WR: the first on its queue,
- * a post list, the last signaled WR; anything irregular ends the deferral. */
-static void lazy_post(struct wrt *w, const struct pt_plugin_post *ev)
-{
-	struct lazy_q *q = &w->lz[ev->qp];
-	const uint32_t n = ev->count;
-
-	if (ev->opcode != PT_PLUGIN_OP_RECV && ev->signal_period && n) {
-		if (!q->started) {
-			q->seq0 = ev->first_seq;
-			q->id0 = q->id_next = ev->first_wr_id;
-			q->id_step = ev->wr_id_step;
-			q->bytes = ev->bytes;
-			q->period = ev->signal_period;
-			q->op = (uint8_t)ev->opcode;
-			q->started = q->op == ev->opcode;
-			q->one_ok = q->started && q->bytes == w->one_bytes && q->op == w->one_op &&
-				    q->period == w->one_period;
-		}
-		if (q->started && ev->first_seq == q->seq0 + q->posted && ev->first_wr_id == q->id_next &&
-		    (n == 1 || ev->wr_id_step == q->id_step) && ev->bytes == q->bytes &&
-		    ev->opcode == q->op && ev->signal_period == q->period && n <= q->cap - q->posted &&
-		    (!(ev->flags & PT_PLUGIN_POST_LAST_SIGNALED) || q->last_sig == WRT_NONE)) {
-			for (uint32_t i = 0; i < n; i++)
-				q->t_post[q->posted + i] = ev->t_ns;
-			q->posted += n;
-			q->id_next += n * q->id_step;
-			if (ev->flags & PT_PLUGIN_POST_LAST_SIGNALED)
-				q->last_sig = ev->first_seq + n - 1;
-			w->meta.wrs += n;
-			return;
-		}
-	}
-	lazy_rows(w);
-	wrt_post(w, ev);
-}
-
-/* A send CQE of a deferred run: one log entry (complete_send's rules). */
-static void lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev)
-{
-	struct lazy_q *q = &w->lz[ev->qp];
-	struct lazy_cqe *c;
-	uint64_t i;
-
-	if (q->retired == q->posted || ev->seq < q->seq0 + q->retired) {
-		w->meta.unmatched++;
-		return;
-	}
-	i = ev->seq - q->seq0;
-	c = &w->log[w->nlog++];
-	c->own = i < q->posted;
-	c->end = c->own ? i + 1 : q->posted;
-	c->t_poll = ev->t_poll_ns;
-	c->hw = !!(ev->flags & PT_PLUGIN_COMP_HW_TS);
-	c->hw_ns = ev->hw_ns;
-	c->qp = ev->qp;
-	c->status = (uint8_t)(ev->status > 255 ? 255 : ev->status);
-	q->retired = c->end;
-}
-
 /* The FIFO path's common case: one send WR, next in sequence, same signal
  * period, room in the FIFO (what a BW loop without a post list does for
  * every WR). false: not that case, nothing done. */
@@ -578,7 +307,7 @@ void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 		    ev->opcode == q->op && ev->signal_period == q->period &&
 		    lazy_post1(w, q, ev->first_seq, ev->first_wr_id, ev->t_ns))
 			return;
-		return lazy_post(w, ev);
+		return wrt_lazy_post(w, ev);
 	}
 	if (ev->count == 1 &&
 	    fifo_post1(w, ev->qp, ev->first_seq, ev->first_wr_id, ev->t_ns, ev->bytes,
@@ -616,7 +345,7 @@ void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint
 /* WR e retired by the CQE that is its own: its row (or, over the cap, the
  * histograms), and the CQE timeline the gaps are measured on. !posted: a
  * receive posted before the run, no post time. */
-static void retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
+void wrt_retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
 		       const struct pt_plugin_completion *ev)
 {
 	bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS, recv = ev->flags & PT_PLUGIN_COMP_RECV;
@@ -702,7 +431,7 @@ static void complete_send(struct wrt *w, uint32_t qp, const struct pt_plugin_com
 		}
 		w->nrec = nrec;
 		if (head != tail && ring[head & mask].seq == upto)
-			retire_own(w, qp, &ring[head++ & mask], true, ev);
+			wrt_retire_own(w, qp, &ring[head++ & mask], true, ev);
 	}
 	f->head = head;
 }
@@ -719,7 +448,7 @@ static void complete_recv(struct wrt *w, uint32_t qp, const struct pt_plugin_com
 		f->head++;
 	}
 	if (f->head != f->tail && f->e[f->head & f->mask].seq == seq) {
-		retire_own(w, qp, &f->e[f->head & f->mask], true, ev);
+		wrt_retire_own(w, qp, &f->e[f->head & f->mask], true, ev);
 		f->head++;
 	} else {
 		/* posted before the run (or untracked): a row without post time */
@@ -727,7 +456,7 @@ static void complete_recv(struct wrt *w, uint32_t qp, const struct pt_plugin_com
 					.opcode = PT_PLUGIN_OP_RECV, .signaled = 1 };
 
 		w->meta.wrs++;
-		retire_own(w, qp, &pre, false, ev);
+		wrt_retire_own(w, qp, &pre, false, ev);
 	}
 }
 
@@ -742,8 +471,8 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 	if (w->lazy) {
 		if (!(ev->flags & PT_PLUGIN_COMP_RECV) && ev->seq != PT_PLUGIN_SEQ_UNKNOWN &&
 		    w->nlog < w->log_cap)
-			return lazy_complete(w, ev);
-		lazy_rows(w);
+			return wrt_lazy_complete(w, ev);
+		wrt_lazy_rows(w);
 	}
 	if (ev->flags & PT_PLUGIN_COMP_RECV)
 		complete_recv(w, ev->qp, ev);
@@ -804,7 +533,7 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 	if (!w->in_run)
 		return fail(err, err_len, "run end without a run start");
 	w->in_run = false;
-	lazy_rows(w);
+	wrt_lazy_rows(w);
 	flush_outstanding(w);
 	w->meta.recorded = w->nrec;
 	if (wrt_summarize(&w->meta, w->recs, w->nrec, &w->ov, &s))

@@ -4,7 +4,7 @@
  * accepts: the summary, and writing it back (plugin/wrtrace_write.c). And
  * the other way round: files the recorder (plugin/wrtrace.c) writes from
  * any sequence of plugin events read back as recorded.
- * fuzz-sources: plugin/wrtrace_read.c plugin/wrtrace_write.c plugin/wrtrace_stats.c plugin/wrtrace_hist.c plugin/wrtrace.c
+ * fuzz-sources: plugin/wrtrace_read.c plugin/wrtrace_write.c plugin/wrtrace_stats.c plugin/wrtrace_hist.c plugin/wrtrace.c plugin/wrtrace_defer.c
  * fuzz-libs: -ljansson -lm
  * fuzz-flags: -max_len=8192 -dict=tests/fuzz/trace.dict -rss_limit_mb=512 -malloc_limit_mb=64
  *

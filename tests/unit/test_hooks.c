@@ -192,21 +192,33 @@ static void test_env(void **state)
 	unsetenv(PT_HOOKS_ENV);
 }
 
+/* Files of a test that loads the example plugin (counts in DIR/STEM.txt)
+ * and the recorder (DIR/STEM.EXT), and the load specs for both. */
+struct specs {
+	char out[256], trace[256], count[600], rec[300];
+};
+
+static void specs_for(struct specs *p, const char *stem, const char *ext)
+{
+	snprintf(p->out, sizeof(p->out), "%s/%s.txt", dir, stem);
+	snprintf(p->trace, sizeof(p->trace), "%s/%s.%s", dir, stem, ext);
+	snprintf(p->count, sizeof(p->count), "%s:%s", SO("plugin/examples/count_plugin.so"), p->out);
+	snprintf(p->rec, sizeof(p->rec), "%s:quiet", p->trace);
+}
+
 /* --trace and a plugin together both see every event; a failing run start
  * of the second still gives the first its run end. */
 static void test_two_plugins(void **state)
 {
-	char spec[600], out[256], trace[256], arg[300], err[512], *text;
 	struct pt_plugin_run_info bad = info(0);
+	char err[512], *text;
 	struct wrt_trace t;
+	struct specs f;
 
 	(void)state;
-	snprintf(out, sizeof(out), "%s/two.txt", dir);
-	snprintf(trace, sizeof(trace), "%s/two.jsonl", dir);
-	snprintf(spec, sizeof(spec), "%s:%s", SO("plugin/examples/count_plugin.so"), out);
-	snprintf(arg, sizeof(arg), "%s:quiet", trace);
-	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
-	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+	specs_for(&f, "two", "jsonl");
+	assert_int_equal(pt_hooks_load(f.count, err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_load_builtin_trace(f.rec, err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_count(), 2);
 	assert_int_equal(drive_run(0), 0);
 	bad.num_qps = 0; /* the recorder refuses it */
@@ -214,13 +226,13 @@ static void test_two_plugins(void **state)
 	assert_non_null(strstr(err, "plugin wrtrace: run start failed: run with 0 QPs"));
 	assert_false(pt_hooks_on);
 	pt_hooks_unload_all();
-	text = slurp(out);
+	text = slurp(f.out);
 	assert_non_null(strstr(text, "end run=0 posts=6 wrs=12"));
 	/* the counter got start and end for the refused run */
 	assert_non_null(strstr(text, "qps=0"));
 	assert_int_equal(strstr(strstr(text, "qps=0"), "end run=0") != NULL, 1);
 	free(text);
-	assert_int_equal(wrt_read(trace, &t, err, sizeof(err)), 0);
+	assert_int_equal(wrt_read(f.trace, &t, err, sizeof(err)), 0);
 	assert_int_equal(t.runs[0].n, 12);
 	wrt_trace_free(&t);
 	expect_load_error("", "empty");
@@ -253,21 +265,19 @@ static int drive_post_one(uint32_t send_opcode)
  * stands for, the recorder directly, and both when both are loaded. */
 static void test_post_one(void **state)
 {
-	char spec[600], out[256], trace[256], arg[300], err[512], *text;
+	char err[512], *text;
 	struct wrt_trace t;
+	struct specs f;
 
 	(void)state;
-	snprintf(out, sizeof(out), "%s/one.txt", dir);
-	snprintf(trace, sizeof(trace), "%s/one.csv", dir);
-	snprintf(spec, sizeof(spec), "%s:%s", SO("plugin/examples/count_plugin.so"), out);
-	snprintf(arg, sizeof(arg), "%s:quiet", trace);
+	specs_for(&f, "one", "csv");
 	for (int both = 0; both < 2; both++) {
 		if (both)
-			assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
-		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+			assert_int_equal(pt_hooks_load(f.count, err, sizeof(err)), 0);
+		assert_int_equal(pt_hooks_load_builtin_trace(f.rec, err, sizeof(err)), 0);
 		assert_int_equal(drive_post_one(PT_PLUGIN_OP_WRITE), 0);
 		pt_hooks_unload_all();
-		assert_int_equal(wrt_read(trace, &t, err, sizeof(err)), 0);
+		assert_int_equal(wrt_read(f.trace, &t, err, sizeof(err)), 0);
 		assert_int_equal(t.runs[t.nruns - 1].n, 6);
 		for (uint64_t s = 0; s < 6; s++) {
 			const struct wrt_rec *r = &t.runs[t.nruns - 1].recs[s];
@@ -284,14 +294,14 @@ static void test_post_one(void **state)
 	}
 	/* the example has no post_one: it counted 6 posts of 4096 bytes, with
 	 * the recorder (above) and alone (below) */
-	text = slurp(out);
+	text = slurp(f.out);
 	assert_non_null(strstr(text, "end run=0 posts=6 wrs=6 bytes=24576 last_seq=5 cqes=2"));
 	free(text);
-	unlink(out);
-	assert_int_equal(pt_hooks_load(spec, err, sizeof(err)), 0);
+	unlink(f.out);
+	assert_int_equal(pt_hooks_load(f.count, err, sizeof(err)), 0);
 	assert_int_equal(drive_post_one(PT_PLUGIN_OP_SEND), 0);
 	pt_hooks_unload_all();
-	text = slurp(out);
+	text = slurp(f.out);
 	assert_non_null(strstr(text, "end run=0 posts=6 wrs=6 bytes=24576 last_seq=5 cqes=2"));
 	free(text);
 }
