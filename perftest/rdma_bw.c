@@ -21,7 +21,7 @@ static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last
 	/* Debian's 6.06 has no barrier after a duplex run: the report follows. */
 	rc = pt_run_bw_send(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
-		rc = pt_bw_report(c, &m, !duplex, duplex, last);
+		rc = pt_bw_report(c, &m, true, duplex, last);
 	else if (m.interrupted)
 		pt_bw_partial(c, &m);
 	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))

@@ -417,7 +417,8 @@ int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 	struct window w;
 	int ns, nr;
 
-	if (meas_alloc(c, m, false))
+	/* the peak of this side's sends; -b adds the peer's, as 6.06 does */
+	if (meas_alloc(c, m, true))
 		return -1;
 	reset_counters(c);
 	window_init(&w, c->p, pt_now_ns());

@@ -40,7 +40,7 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	else
 		rc = pt_run_bw_recv(c, &m);
 	if (!rc && !p->traffic.run_infinitely)
-		rc = pt_bw_report(c, &m, sender && !receiver, bidir_xchg(c), NULL);
+		rc = pt_bw_report(c, &m, sender, bidir_xchg(c), NULL);
 	else if (m.interrupted)
 		pt_bw_partial(c, &m);
 	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))

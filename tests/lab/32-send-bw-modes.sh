@@ -64,11 +64,15 @@ else
 	result fail cpu-util "exit $SRV_RC/$CLI_RC, client column '$u'"; show "$T/cpu.cli"; cat "$SHARE/cpu.json" >&2
 fi
 
-# -b --report-both: local, remote and sum rows; the sum is local + remote.
-# Against 6.06 in both roles too (the five-part report exchange).
+# -b --report-both: local, remote and sum rows; the sum is local + remote,
+# for the average and for the peak (each side measures the peak of its own
+# sends, as 6.06 does: its -b rows have one too). Against 6.06 in both
+# roles too (the five-part report exchange).
 bidir_ok() { # FILE: three rows (local, remote, sum) with sum ~ local + remote
-	result_rows "$1" | awk '$1 == 65536 { bw[++n] = $4 } END {
-		exit !(n == 3 && bw[1] > 0 && bw[2] > 0 && (bw[3] - bw[1] - bw[2])^2 < (0.01 * bw[3])^2 + 0.0001) }' &&
+	result_rows "$1" | awk 'function near(s, a, b) { return (s - a - b)^2 < (0.01 * s)^2 + 0.0001 }
+		$1 == 65536 { pk[++n] = $3; bw[n] = $4 } END {
+		exit !(n == 3 && bw[1] > 0 && bw[2] > 0 && near(bw[3], bw[1], bw[2]) &&
+		       pk[1] > 0 && pk[2] > 0 && near(pk[3], pk[1], pk[2])) }' &&
 	grep -q 'Local results' "$1" && grep -q 'Remote results' "$1"
 }
 for pair in ours:ours ours:up up:ours; do
@@ -81,7 +85,7 @@ for pair in ours:ours ours:up up:ours; do
 	for side in srv cli; do
 		f=$T/bi-$s-$c.$side who=$([[ $side == srv ]] && echo "$s" || echo "$c")
 		[[ $who == ours ]] && { bidir_ok "$f" || ok=0; }
-		[[ $who == up ]] && { result_rows "$f" | awk '$1 == 65536 && $4 > 0 { f = 1 } END { exit !f }' || ok=0; }
+		[[ $who == up ]] && { result_rows "$f" | awk '$1 == 65536 && $3 > 0 && $4 > 0 { f = 1 } END { exit !f }' || ok=0; }
 	done
 	if ((ok)); then
 		result pass "bidir-report-both/$s-$c"; note "bidir $s-$c: $(result_rows "$T/bi-$s-$c.cli" | tail -1)"

@@ -58,6 +58,8 @@ assert r["n_samples"] in (r["n_iterations"], r["n_iterations"] - 1), r
 assert 0 < v[0] and v == sorted(v), r
 PY
 }
+# -b: both sides print the sum row, with a peak (each side's own, summed)
+bidir() { local f; for f in "$1" "$2"; do result_rows "$f" | awk '$3 > 0 { ok = 1 } END { exit !ok }' && bw_pos "$f" || return 1; done; }
 outs4() { grep -q 'Outstand reads  : 4' "$1" && grep -q 'OUT 0x04' "$1" && bw_pos "$1"; }
 # atomics: the header on both sides (their address lines have no OUT field)
 outs4_atomic() { grep -q 'Outstand reads  : 4' "$1" && grep -q 'Outstand reads  : 4' "$2" && bw_pos "$1"; }
@@ -67,14 +69,18 @@ cas_lat() { grep -q 'CMP_AND_SWAP' "$1" && lat_pos "$1"; }
 samples() { [[ $(grep -c '^#, usec' "$1") == 2 ]] && [[ $(grep -cE '^[0-9]+, [0-9.]+$' "$1") == $((99 + 97)) ]] && lat_pos "$1"; }
 clock_units() { grep -q 'nanoseconds of CLOCK_MONOTONIC_RAW' "$1" && lat_pos "$1"; }
 
-cell write_bw/bidir/ours-ours write_bw ours ours "-b -n 200" bw_pos
-cell write_bw/bidir/ours-up write_bw ours up "-b -n 200" bw_pos
-cell write_bw/bidir/up-ours write_bw up ours "-b -n 200" bw_pos
-cell read_bw/bidir/ours-ours read_bw ours ours "-b -n 200" bw_pos
-cell read_bw/bidir/up-ours read_bw up ours "-b -n 200" bw_pos
+# write_bw -b at 4 KiB: two 64 KiB write streams on this TCG link hit the
+# rxe failure lab 30 documents for RC -q 4 (status 9, remote invalid
+# request, 6.06 against itself as well); ours against ours failed so once
+# in a CI-like run (2026-11-23) after many passes. -b is size-independent.
+cell write_bw/bidir/ours-ours write_bw ours ours "-b -n 200 -s 4096" bidir
+cell write_bw/bidir/ours-up write_bw ours up "-b -n 200 -s 4096" bidir
+cell write_bw/bidir/up-ours write_bw up ours "-b -n 200 -s 4096" bidir
+cell read_bw/bidir/ours-ours read_bw ours ours "-b -n 200" bidir
+cell read_bw/bidir/up-ours read_bw up ours "-b -n 200" bidir
 cell read_bw/outs-4/ours-up read_bw ours up "-o 4 -n 200" outs4
-cell read_bw/bidir/ours-up read_bw ours up "-b -n 200" bw_pos
-cell atomic_bw/bidir/up-ours atomic_bw up ours "-b -n 200" bw_pos
+cell read_bw/bidir/ours-up read_bw ours up "-b -n 200" bidir
+cell atomic_bw/bidir/up-ours atomic_bw up ours "-b -n 200" bidir
 cell atomic_bw/outs-4/ours-up atomic_bw ours up "-o 4 -n 200" outs4_atomic
 cell atomic_bw/cas/ours-up atomic_bw ours up "-A CMP_AND_SWAP -n 200" cas
 cell atomic_lat/cas/up-ours atomic_lat up ours "-A CMP_AND_SWAP -n 100" cas_lat
