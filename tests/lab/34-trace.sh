@@ -97,14 +97,15 @@ if ((rc == 1)) && grep -q 'nonexistent.so' "$T/bad"; then
 else
 	result fail bad-plugin-refused "exit $rc"; show "$T/bad"
 fi
-# What --trace costs on the lab link (bench/trace-overhead): four plain and
-# four traced runs of RC 64 B in ABBA order, each trace holding every WR;
+# What --trace costs on the lab link (bench/trace-overhead): six plain and
+# six traced runs of RC 64 B in ABBA order, each trace holding every WR;
 # the ratio of the medians is a figure for the log, not a pass mark (one
 # run's rate varies by 2x on the TCG link, far more than the per-WR cost,
 # which build/bench/hook-overhead measures).
-if PT_BUILD=$BUILD "$top/bench/trace-overhead" 4 2000 > "$T/overhead" 2>&1; then
+if PT_BUILD=$BUILD "$top/bench/trace-overhead" 6 2000 > "$T/overhead" 2>&1; then
 	result pass trace-overhead
 	note "trace-overhead: $(grep -A1 '^case' "$T/overhead" | tail -n 1 | tr -s ' ')"
+	show "$T/overhead"
 else
 	result fail trace-overhead "bench/trace-overhead failed"; show "$T/overhead"
 fi

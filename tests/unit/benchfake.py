@@ -6,6 +6,7 @@ rxe0 on a virtio netdev; or a one-node host with rxe0 only (like the lab)."""
 import atexit
 import os
 import shutil
+import socket
 import tempfile
 
 
@@ -14,6 +15,41 @@ def tmpdir(prefix):
     d = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, d, True)
     return d
+
+
+class PortBlocks:
+    """Blocks of consecutive TCP ports for the servers of one test program,
+    inside [lo, hi). Each test program gets its own range, all below Linux's
+    ephemeral range (32768 up): the ports loopback clients and port-0
+    listeners of tests running in parallel take come from there, and a fake
+    server sharing a port with one of them fails or meets the wrong peer.
+    A block is handed out only when every port in it can be bound now."""
+
+    def __init__(self, lo, hi, span):
+        self.lo, self.hi, self.span = lo, hi, span
+        self.next = lo + (os.getpid() * span) % (hi - lo - span)
+
+    def _free(self, base):
+        for p in range(base, base + self.span):
+            s = socket.socket()
+            try:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("", p))
+            except OSError:
+                return False
+            finally:
+                s.close()
+        return True
+
+    def take(self):
+        for _ in range((self.hi - self.lo) // self.span):
+            base = self.next
+            self.next += self.span
+            if self.next + self.span > self.hi:
+                self.next = self.lo
+            if self._free(base):
+                return base
+        raise RuntimeError(f"no {self.span} free TCP ports in {self.lo}..{self.hi}")
 
 
 def _w(root, rel, text):

@@ -18,7 +18,8 @@ from benchtap import HERE, TOP_SRC, case, eq, run  # noqa: E402
 INTEROP = os.path.join(TOP_SRC, "bench", "interop")
 FAKE = os.path.join(HERE, "bench_fake_perftest")
 TOOLS = [f"ib_{v}_{k}" for v in ("send", "write", "read", "atomic") for k in ("bw", "lat")]
-PORT = [30000 + os.getpid() % 20000]
+PORTS = benchfake.PortBlocks(21000, 32000, 60)   # each run gets its own block
+PORT = [0]
 
 
 def build(name, tools=TOOLS, **env):
@@ -37,7 +38,7 @@ def build(name, tools=TOOLS, **env):
 def interop(*args, out=True, env=None, timeout=240):
     """(exit code, stdout, stderr, interop.json or None, out dir)."""
     d = os.path.join(benchfake.tmpdir("interop-out."), "o") if out else None
-    PORT[0] += 60
+    PORT[0] = PORTS.take()
     cmd = [INTEROP, "--port", str(PORT[0]), "--timeout", "20", *args]
     if d:
         cmd += ["--out", d]

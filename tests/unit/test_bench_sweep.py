@@ -19,7 +19,8 @@ from benchlib import dataset, launchers  # noqa: E402
 SWEEP = os.path.join(TOP_SRC, "bench", "sweep")
 NICINFO = os.path.join(BUILD, "bench", "nicinfo")
 OUR_SEND_BW = os.path.join(BUILD, "perftest", "ib_send_bw")
-PORT = [20000 + os.getpid() % 20000]   # each sweep gets its own port range
+PORTS = benchfake.PortBlocks(10000, 21000, 50)   # each sweep gets its own block
+PORT = [0]
 
 
 def fake_env():
@@ -42,7 +43,7 @@ def fake_env():
 def sweep(*args, env=None, bindir=None, nicinfo=None, timeout=120):
     """Run bench/sweep into a new directory: (exit code, output, rows, out dir)."""
     out = os.path.join(benchfake.tmpdir("sweep-out."), "o")
-    PORT[0] += 50
+    PORT[0] = PORTS.take()
     cmd = [SWEEP, "--out", out, "--port", str(PORT[0]), *args]
     if bindir:
         cmd += ["--bindir", bindir]
@@ -158,7 +159,7 @@ def stale_json_not_taken():
     for side in ("client", "server"):
         with open(os.path.join(out, "runs", f"0001-{side}.json"), "w") as f:
             json.dump({"results": {"MsgSize": 8, "BW_average": 1.0}}, f)
-    PORT[0] += 50
+    PORT[0] = PORTS.take()
     p = subprocess.run([SWEEP, "--out", out, "--port", str(PORT[0]), "--device", "rxe0",
                         "--bindir", os.path.join(d, "bin"), "--nicinfo", os.path.join(d, "nicinfo")],
                        capture_output=True, text=True, timeout=60,
