@@ -13,9 +13,13 @@
  *                 as run_bw.c, every WR but the last through post_one
  *   on, events    the same with a post event for every WR (ABI 1.0 plugins'
  *                 path): what post_one saves
- *   on, FIFO      the same run as "on" declared send+receive, so the recorder keeps
- *                 its FIFOs and builds each row when its CQE comes (what
- *                 receive queues and irregular posts cost)
+ *   on, both      the same run declared send+receive (as -b and the
+ *                 latency tools): rows deferred all the same
+ *   on, -D        the same run of unknown length (a duration run): rows
+ *                 deferred into the pool the row cap sizes
+ *   on, FIFO      the same with :nodefer, each row built when its CQE comes:
+ *                 the fallback for what the deferral cannot take (a receive
+ *                 posted before the run, a full segment table or log)
  *   on, capped    the same with max=0: every WR goes to the histograms only
  *   on, hook time the post hook reads the clock itself (PT_HOOK_NOW): what
  *                 a loop that takes no post time of its own pays
@@ -149,13 +153,13 @@ static double median(double *v, int n)
 
 /* One traced run: run_start, the loop, run_end (file written outside the timing). */
 static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook_time,
-		     uint32_t dirs, bool one)
+		     uint32_t dirs, bool one, bool length_known)
 {
 	uint32_t qpn = 0x100;
 	struct pt_plugin_run_info info = {
 		.struct_size = sizeof(info), .run = run, .tool = "hook-overhead", .device = "mock0",
 		.directions = dirs, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
-		.iterations = iters, .tx_depth = TX_DEPTH, .rx_depth = 0, .cq_mod = CQ_MOD,
+		.iterations = length_known ? iters : 0, .tx_depth = TX_DEPTH, .rx_depth = 0, .cq_mod = CQ_MOD,
 		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
 		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_SEND,
 	};
@@ -188,8 +192,9 @@ int main(int argc, char **argv)
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
-	double bare[64], off[64], on[64], events[64], fifo[64], hook[64], capped[64], count[64];
-	double m_off, m_on, m_fifo;
+	double bare[64], off[64], on[64], events[64], both_d[64], unknown[64], fifo[64], hook[64];
+	double capped[64], count[64];
+	double m_off, m_on, m_both, m_unknown, m_fifo;
 	const uint32_t send = PT_PLUGIN_DIR_SEND, both = PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
 	char err[512], so[4096];
 	bool have_count;
@@ -207,18 +212,26 @@ int main(int argc, char **argv)
 	for (int r = 0; r < reps; r++) {
 		bare[r] = bare_loop(&c, iters);
 		off[r] = run_loop(&c, iters, false, true);
-		on[r] = traced(&c, iters, (uint32_t)r, false, send, true);
-		events[r] = traced(&c, iters, (uint32_t)r, false, send, false);
-		fifo[r] = traced(&c, iters, (uint32_t)r, false, both, true);
-		hook[r] = traced(&c, iters, (uint32_t)r, true, send, true);
+		on[r] = traced(&c, iters, (uint32_t)r, false, send, true, true);
+		events[r] = traced(&c, iters, (uint32_t)r, false, send, false, true);
+		both_d[r] = traced(&c, iters, (uint32_t)r, false, both, true, true);
+		unknown[r] = traced(&c, iters, (uint32_t)r, false, send, true, false);
+		hook[r] = traced(&c, iters, (uint32_t)r, true, send, true, true);
 	}
+	pt_hooks_unload_all();
+	if (pt_hooks_load_builtin_trace("/dev/null:quiet:nodefer", err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		return 1;
+	}
+	for (int r = 0; r < reps; r++)
+		fifo[r] = traced(&c, iters, (uint32_t)r, false, both, true, true);
 	pt_hooks_unload_all();
 	if (pt_hooks_load_builtin_trace("/dev/null:quiet:max=0", err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		return 1;
 	}
 	for (int r = 0; r < reps; r++)
-		capped[r] = traced(&c, iters, (uint32_t)r, false, send, true);
+		capped[r] = traced(&c, iters, (uint32_t)r, false, send, true, true);
 	pt_hooks_unload_all();
 	/* the example plugin sits next to this program's build directory */
 	snprintf(so, sizeof(so), "%s", argv[0]);
@@ -227,10 +240,12 @@ int main(int argc, char **argv)
 	if (!have_count)
 		fprintf(stderr, "hook-overhead: no count plugin row: %s\n", err);
 	for (int r = 0; have_count && r < reps; r++)
-		count[r] = traced(&c, iters, (uint32_t)r, false, send, true);
+		count[r] = traced(&c, iters, (uint32_t)r, false, send, true, true);
 	pt_hooks_unload_all();
 	m_off = median(off, reps);
 	m_on = median(on, reps);
+	m_both = median(both_d, reps);
+	m_unknown = median(unknown, reps);
 	m_fifo = median(fifo, reps);
 	printf("hook-overhead: %llu WRs per run, 1 QP, cq_mod %u, tx_depth %u; median of %d runs, CPU time\n",
 	       (unsigned long long)iters, CQ_MOD, TX_DEPTH, reps);
@@ -238,15 +253,19 @@ int main(int argc, char **argv)
 	row("hooks off (compiled in, no plugin)", m_off, median(bare, reps));
 	row("hooks + recorder, rows kept (deferred)", m_on, m_off);
 	row("hooks + recorder, deferred, post events only", median(events, reps), m_off);
-	row("hooks + recorder, rows kept (FIFO path)", m_fifo, m_off);
+	row("hooks + recorder, deferred, send+recv run", m_both, m_off);
+	row("hooks + recorder, deferred, length unknown", m_unknown, m_off);
+	row("hooks + recorder, FIFO fallback (:nodefer)", m_fifo, m_off);
 	row("hooks + recorder, over the cap (histograms)", median(capped, reps), m_off);
 	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
 	if (have_count)
 		row("hooks + example count plugin (no post_one)", median(count, reps), m_off);
 	printf("  %-44s %8.2f ns (wall, median of 101)\n", "one pt_now_ns() (CLOCK_MONOTONIC_RAW)",
 	       pt_clock_overhead_ns());
-	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s (deferred %+.2f, FIFO path %+.2f)\n",
-	       m_on - m_off <= 10.0 && m_fifo - m_off <= 10.0 ? "met" : "NOT met", m_on - m_off,
-	       m_fifo - m_off);
+	/* the goal covers every run the recorder defers: all of our tools'
+	 * loops; the FIFO fallback is printed above, not judged */
+	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s (send-only %+.2f, send+recv %+.2f, length unknown %+.2f)\n",
+	       m_on - m_off <= 10.0 && m_both - m_off <= 10.0 && m_unknown - m_off <= 10.0 ? "met" : "NOT met",
+	       m_on - m_off, m_both - m_off, m_unknown - m_off);
 	return 0;
 }

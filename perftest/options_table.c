@@ -109,7 +109,7 @@ static const struct pt_optdef optdefs[] = {
 	OPT(TCLASS, 0, "tclass", true, 0, "tclass",
 	    "Traffic class in the GRH 0..255 (default 0)"),
 	OPT(TRACE, 0, "trace", true, 0, "file[:opt]",
-	    "Record every WR to <file> (.csv or .jsonl); options :max=N :fifo=N :quiet"),
+	    "Record every WR to <file> (.csv or .jsonl); options :max=N :fifo=N :nodefer :quiet"),
 	OPT(OLD_POST_SEND, 0, "use_old_post_send", false, 0, NULL,
 	    "Post with ibv_post_send"),
 	OPT(NEW_POST_SEND, 0, "use_new_post_send", false, 0, NULL,

@@ -139,7 +139,7 @@ struct wrp_slot *wrp_register_qp(struct ibv_qp *qp, enum ibv_qp_type type, int s
 				 uint32_t max_send_wr, uint32_t max_recv_wr);
 /* Close the open run: rows to the file, summary to stdout. */
 void wrp_run_finish(void);
-/* Set up the recorder from "FILE[:max=N][:fifo=N][:quiet][:nohwts]"; 0 or -1 (message on stderr). */
+/* Set up the recorder from "FILE[:max=N][:fifo=N][:nodefer][:quiet][:nohwts]"; 0 or -1 (message on stderr). */
 int wrp_setup(const char *spec);
 void wrp_teardown(void);
 

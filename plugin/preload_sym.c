@@ -4,7 +4,7 @@
  * silently not interposed), the real ones found with dlvsym, and the
  * start-up and exit self-checks.
  *
- *   LD_PRELOAD=libwrtrace.so WRTRACE_OUT=FILE[:max=N][:fifo=N][:quiet][:nohwts] PROGRAM ...
+ *   LD_PRELOAD=libwrtrace.so WRTRACE_OUT=FILE[:max=N][:fifo=N][:nodefer][:quiet][:nohwts] PROGRAM ...
  *
  * Inert when the library is dlopen'ed as a plugin (--plugin): then the
  * program's ibv_open_device does not resolve to ours. libibverbs is not a

@@ -227,6 +227,8 @@ static __attribute__((noinline)) void post_any(struct wrt *w, const struct pt_pl
 	}
 	if (period && (seq0 != f->next_seq || period != f->period))
 		resync(f, seq0, period);
+	if (!period)
+		f->period = 0;   /* the next post with a period resyncs */
 	left = f->sig_left;
 	for (uint32_t i = 0; i < n; i++) {
 		struct fifo_ent *e = &ring[tail++ & mask];
@@ -282,32 +284,35 @@ static inline bool fifo_post1(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t
 	return true;
 }
 
-/* The deferred path's common case: the next WR of a started queue, room
- * left; only its post time is kept. false: not that case, nothing done. */
-static inline bool lazy_post1(struct wrt *w, struct lazy_q *q, uint64_t seq, uint64_t wr_id,
-			      uint64_t t)
+/* The deferred path's common case: the next WR of the queue's open
+ * segment, room in its chunk and in flight; only its post time is kept.
+ * false: not that case, nothing done. */
+static inline bool lazy_post1(struct wrt *w, struct dq *q, uint64_t seq, uint64_t wr_id, uint64_t t)
 {
-	if (__builtin_expect(seq != q->seq0 + q->posted || wr_id != q->id_next ||
-			     q->posted >= q->cap, 0))
+	if (__builtin_expect(!q->open || seq != q->next_seq || wr_id != q->id_next ||
+			     q->pos == q->end || q->posted - q->retired >= q->room, 0))
 		return false;
-	q->t_post[q->posted++] = t;
-	q->id_next += q->id_step;
+	w->pool[q->pos++] = t;
+	q->posted++;
+	q->next_seq = seq + 1;
+	q->id_next = wr_id + q->id_step;
 	w->meta.wrs++;
 	return true;
 }
 
 void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 {
-	if (w->lazy) {
-		struct lazy_q *q = &w->lz[ev->qp < w->nqp ? ev->qp : 0];
+	if (w->lazy && w->in_run && ev->qp < w->nqp) {
+		const bool recv = ev->opcode == PT_PLUGIN_OP_RECV;
+		struct dq *q = &w->dq[recv ? w->nqp + ev->qp : ev->qp];
 
-		if (ev->qp >= w->nqp)
-			return post_any(w, ev);
-		if (ev->count == 1 && !ev->flags && q->started && ev->bytes == q->bytes &&
-		    ev->opcode == q->op && ev->signal_period == q->period &&
+		if (ev->count == 1 && !ev->flags && ev->bytes == q->bytes && ev->opcode == q->op &&
+		    (recv || ev->signal_period == q->period) &&
 		    lazy_post1(w, q, ev->first_seq, ev->first_wr_id, ev->t_ns))
 			return;
-		return wrt_lazy_post(w, ev);
+		if (wrt_lazy_post(w, ev))
+			return;
+		wrt_lazy_rows(w);   /* the FIFOs take it from here */
 	}
 	if (ev->count == 1 &&
 	    fifo_post1(w, ev->qp, ev->first_seq, ev->first_wr_id, ev->t_ns, ev->bytes,
@@ -334,7 +339,7 @@ static __attribute__((noinline)) void post_one_event(struct wrt *w, uint32_t qp,
 void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t)
 {
 	if (w->lazy) {
-		if (qp < w->nqp && w->lz[qp].one_ok && lazy_post1(w, &w->lz[qp], seq, wr_id, t))
+		if (qp < w->nqp && w->dq[qp].one_ok && lazy_post1(w, &w->dq[qp], seq, wr_id, t))
 			return;
 	} else if (fifo_post1(w, qp, seq, wr_id, t, w->one_bytes, w->one_op, w->one_period, false)) {
 		return;
@@ -469,10 +474,9 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 	if (ev->status)
 		w->meta.errors++;
 	if (w->lazy) {
-		if (!(ev->flags & PT_PLUGIN_COMP_RECV) && ev->seq != PT_PLUGIN_SEQ_UNKNOWN &&
-		    w->nlog < w->log_cap)
-			return wrt_lazy_complete(w, ev);
-		wrt_lazy_rows(w);
+		if (wrt_lazy_complete(w, ev))
+			return;
+		wrt_lazy_rows(w);   /* the FIFOs take it from here */
 	}
 	if (ev->flags & PT_PLUGIN_COMP_RECV)
 		complete_recv(w, ev->qp, ev);
@@ -559,6 +563,11 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 	if (w->cfg.path[0] && !rc)
 		fprintf(w->cfg.summary ? w->cfg.summary : stdout, " wrtrace: %llu rows written to %s\n",
 			(unsigned long long)w->nrec, w->cfg.path);
+	/* rows built in the timed loop cost more per WR: say so, and why */
+	if (w->cfg.path[0] && w->handover)
+		fprintf(w->cfg.summary ? w->cfg.summary : stdout,
+			" wrtrace: rows built at each CQE from WR %llu on (%s)\n",
+			(unsigned long long)w->handover_wr, w->handover);
 	return rc;
 }
 
@@ -571,6 +580,11 @@ const struct wrt_rec *wrt_records(const struct wrt *w, uint64_t *n)
 bool wrt_rows_deferred(const struct wrt *w)
 {
 	return w->lazy;
+}
+
+const char *wrt_handover(const struct wrt *w)
+{
+	return w->handover;
 }
 
 const struct wrt_meta *wrt_meta(const struct wrt *w)

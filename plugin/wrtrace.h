@@ -81,11 +81,12 @@ struct wrt_config {
 	bool jsonl;
 	uint64_t max_records;
 	uint32_t fifo_min;          /* in-flight FIFO entries per QP and direction, at least */
+	bool nodefer;               /* build each row when its CQE comes (the FIFO path) */
 	FILE *summary;              /* NULL: stdout */
 	bool quiet;                 /* no summary (the file is still written) */
 };
 
-/* "FILE[:max=N][:fifo=N][:quiet]"; max defaults to $WRTRACE_MAX, else WRT_DEFAULT_MAX. */
+/* "FILE[:max=N][:fifo=N][:nodefer][:quiet]"; max defaults to $WRTRACE_MAX, else WRT_DEFAULT_MAX. */
 int wrt_config_parse(const char *args, struct wrt_config *cfg, char *err, size_t err_len);
 
 struct wrt;
@@ -103,10 +104,12 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 /* Inspection, for tests and the interposer; the rows are complete after
  * wrt_run_end. */
 const struct wrt_rec *wrt_records(const struct wrt *w, uint64_t *n);
-/* True while the run defers its rows: a send-only run of known length whose
- * posts stayed regular keeps only post times and a CQE log, and builds the
- * rows at run end (or at the first event that does not fit). */
+/* True while the run defers its rows: it keeps only post times, segments
+ * of alike WRs and a CQE log, and builds the rows at run end (or at the
+ * first event the deferral cannot take; wrtrace_rec.h). */
 bool wrt_rows_deferred(const struct wrt *w);
+/* Why this run's deferral ended before its end, or NULL. */
+const char *wrt_handover(const struct wrt *w);
 const struct wrt_meta *wrt_meta(const struct wrt *w);
 /* For a driver that learns what the run was only while it runs (the
  * LD_PRELOAD interposer: role, message size, QPs used): fix the metadata up

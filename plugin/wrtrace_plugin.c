@@ -77,8 +77,11 @@ int wrt_config_parse(const char *args, struct wrt_config *cfg, char *err, size_t
 			cfg->fifo_min = (uint32_t)v;
 		} else if (!strcmp(buf, "quiet")) {
 			cfg->quiet = true;
+		} else if (!strcmp(buf, "nodefer")) {
+			cfg->nodefer = true;
 		} else {
-			return fail(err, err_len, "unknown option '%s' (known: max=N, fifo=N, quiet)", buf);
+			return fail(err, err_len, "unknown option '%s' (known: max=N, fifo=N, nodefer, quiet)",
+				    buf);
 		}
 		p = next;
 	}

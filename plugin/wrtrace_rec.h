@@ -23,27 +23,49 @@ struct fifo {
 	uint64_t done;              /* receive CQEs so far (their FIFO sequence) */
 };
 
-/* Deferred rows. A send-only run whose posts are regular (each next in
- * sequence with the same size, opcode, signal period and wr_id step) keeps
- * per WR only its post time, and per CQE one log entry; the rows are built
- * from the two at run end, outside the timed loop. The first event that
- * does not fit builds the rows so far and hands the run to the FIFOs. */
-struct lazy_q {
-	uint64_t *t_post;           /* post time of WR seq0 + i */
-	uint64_t seq0, posted, retired, cap;   /* counts from seq0 */
-	uint64_t id0, id_next, id_step;  /* wr_id of WR seq0, of the next post; per WR */
-	uint64_t last_sig;          /* WR posted with LAST_SIGNALED, or WRT_NONE */
-	uint64_t replayed;          /* rows built so far (lazy_rows) */
+/* Deferred rows. Every queue (send and receive queue of each QP) keeps per
+ * WR only its post time, in a pool shared in chunks; WRs posted alike
+ * (sequence and wr_id rising by a fixed step, same size, opcode and signal
+ * period) form one segment that holds the rest. Each CQE adds one log
+ * entry. The rows are built from the three at run end, outside the timed
+ * loop, exactly as the FIFOs would have built them one CQE at a time; an
+ * event the deferral cannot take (a full pool, log or segment table, a
+ * receive CQE for a WR posted before the run, a queue fuller than its
+ * FIFO) builds the rows so far and hands the run to the FIFOs. */
+#define WRT_NO_SEG UINT32_MAX
+
+struct dseg {
+	uint64_t start;             /* pool slot of its first WR */
+	uint64_t seq0, id0, id_step;/* WR k: sequence seq0 + k, wr_id id0 + k * id_step */
+	uint64_t last_sig;          /* its WR posted LAST_SIGNALED, or WRT_NONE */
+	uint32_t n;                 /* WRs in it (the queue's last segment: pos - start) */
+	uint32_t next;              /* the queue's next segment, or WRT_NO_SEG */
 	uint32_t bytes, period;
 	uint8_t op;
-	bool started;
-	bool one_ok;                /* started, with the kind of WR post_one stands for */
+};
+
+/* One deferred queue; queues 0..nqp-1 send, nqp..2*nqp-1 receive. What a
+ * post reads and writes comes first: one cache line. */
+struct dq {
+	uint64_t pos, end;          /* next pool slot of the last segment, end of its chunk */
+	uint64_t next_seq, id_next; /* what continues the last segment */
+	uint64_t id_step;
+	uint64_t posted, retired;   /* WRs so far; WRs whose CQE has come */
+	uint32_t room;              /* WRs in flight at most: its FIFO's size */
+	bool open;                  /* the last segment takes more WRs */
+	bool one_ok;                /* ... of the kind post_one stands for */
+	uint8_t op;
+	uint32_t bytes, period;     /* of the last segment */
+	uint64_t done;              /* receive CQEs so far (the FIFO's counter) */
+	uint64_t cur_k;             /* offset in segment cur of WR `retired` */
+	uint32_t first, last, cur;  /* segments; WRT_NO_SEG before the first post */
 };
 
 struct lazy_cqe {
-	uint64_t end;               /* WRs of its QP retired after it (counts from seq0) */
+	uint64_t end;               /* WRs of its queue retired after it */
 	uint64_t t_poll, hw_ns;
-	uint32_t qp;
+	uint32_t q;                 /* struct dq index */
+	uint32_t bytes;             /* received length (receive CQEs) */
 	uint16_t status;
 	uint8_t own, hw;            /* retires a WR of its own; hw_ns is valid */
 };
@@ -60,11 +82,16 @@ struct wrt {
 	struct wrt_overflow ov;
 	uint64_t last_sw, last_hw;
 	bool have_sw, have_hw, in_run, file_started;
-	bool lazy;                  /* deferred rows (struct lazy_q) */
-	struct lazy_q *lz;
-	uint64_t *lz_times;
+	bool lazy;                  /* deferred rows (struct dq) */
+	struct dq *dq;
+	uint64_t *pool;             /* post times */
+	uint64_t pool_next, pool_cap, chunk;
+	struct dseg *segs;
+	uint32_t nseg, seg_cap;
 	struct lazy_cqe *log;
 	uint64_t nlog, log_cap;
+	const char *handover;       /* why the deferral ended before run end, or NULL */
+	uint64_t handover_wr;       /* WRs posted by then */
 	/* what wrt_post_one stands for (run info: send_opcode, msg_size, cq_mod) */
 	uint32_t one_bytes, one_period;
 	uint8_t one_op;
@@ -99,15 +126,16 @@ static inline void fill_row(struct wrt_rec *r, uint32_t qp, const struct fifo_en
 void wrt_retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
 		    const struct pt_plugin_completion *ev);
 
-/* Deferred rows (wrtrace_defer.c). start: at run start, when the run
- * qualifies; rows: build the rows so far and hand over to the FIFOs (at run
- * end or at the first event that does not fit); post: a post of a deferred
- * run that is not the plain next WR; complete: a send CQE of known
- * sequence while the log has room. */
+/* Deferred rows (wrtrace_defer.c). start: at run start, unless the
+ * config says nodefer or memory is short; rows: build the rows so far and
+ * hand over to the FIFOs (at run end or at the first event that does not
+ * fit); post: a post the fast path does not take, complete: any CQE. Both
+ * return false, having changed nothing, for an event the deferral cannot
+ * take: the caller hands over and gives the event to the FIFOs. */
 void wrt_lazy_start(struct wrt *w, const struct pt_plugin_run_info *in);
 void wrt_lazy_free(struct wrt *w);
 void wrt_lazy_rows(struct wrt *w);
-void wrt_lazy_post(struct wrt *w, const struct pt_plugin_post *ev);
-void wrt_lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev);
+bool wrt_lazy_post(struct wrt *w, const struct pt_plugin_post *ev);
+bool wrt_lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev);
 
 #endif

@@ -272,6 +272,30 @@ static char *edit_token(const char *text, size_t len, unsigned line, unsigned to
 	return out;
 }
 
+
+/* Deferred rows and the FIFO path: the same rows in the same order, and
+ * the same counts. */
+static void same_as_fifo(struct wrt *w, struct wrt *fifo)
+{
+	const struct wrt_meta *a = wrt_meta(w), *b = wrt_meta(fifo);
+	const struct wrt_rec *x, *y;
+	uint64_t nx, ny;
+
+	x = wrt_records(w, &nx);
+	y = wrt_records(fifo, &ny);
+	FUZZ_ASSERT(nx == ny);
+	for (uint64_t i = 0; i < nx; i++)
+		FUZZ_ASSERT(x[i].qp == y[i].qp && x[i].seq == y[i].seq && x[i].wr_id == y[i].wr_id &&
+			    x[i].t_post == y[i].t_post && x[i].t_comp == y[i].t_comp &&
+			    x[i].hw_ns == y[i].hw_ns && x[i].bytes == y[i].bytes &&
+			    x[i].opcode == y[i].opcode && x[i].status == y[i].status &&
+			    x[i].flags == y[i].flags);
+	FUZZ_ASSERT(a->wrs == b->wrs && a->recorded == b->recorded && a->dropped == b->dropped &&
+		    a->untracked == b->untracked && a->unmatched == b->unmatched &&
+		    a->incomplete == b->incomplete && a->recv_pending == b->recv_pending &&
+		    a->errors == b->errors);
+}
+
 /* Byte 0: bit 0 JSON Lines, bit 1 NIC timestamps, bits 2-3 QPs - 1, bit 4
  * max=8, bit 5 the side also receives, bit 6 edit the file. With bit 6,
  * bytes 1-3 are the line, the token and (% 32) the length of the text put
@@ -312,12 +336,20 @@ static void record(const uint8_t *data, size_t size)
 	const struct wrt_meta *m;
 	char *live = NULL, *text, *file, err[512];
 	size_t live_len = 0, len;
-	struct wrt *w;
+	struct wrt_config cfg_fifo;
+	struct wrt *w, *fifo;
 
 	cfg.summary = open_memstream(&live, &live_len);
 	FUZZ_ASSERT(cfg.summary);
 	w = wrt_new(&cfg);
 	FUZZ_ASSERT(w && wrt_run_start(w, &in, err, sizeof(err)) == 0);
+	/* the same events on the FIFO path: the deferred rows must equal its rows */
+	cfg_fifo = cfg;
+	cfg_fifo.nodefer = true;
+	cfg_fifo.quiet = true;
+	cfg_fifo.summary = NULL;
+	fifo = wrt_new(&cfg_fifo);
+	FUZZ_ASSERT(fifo && wrt_run_start(fifo, &in, err, sizeof(err)) == 0);
 	if ((cfg0 & 64) && size >= 4) {
 		rep = data + 4;
 		rep_len = data[3] % 32 < size - 4 ? data[3] % 32 : size - 4;
@@ -339,6 +371,7 @@ static void record(const uint8_t *data, size_t size)
 			};
 
 			wrt_clock_fit(w, &fit);
+			wrt_clock_fit(fifo, &fit);
 		} else if (kind <= 2 || kind == 7) {
 			bool recv = kind == 2;
 			uint64_t *seq = recv ? &next_rseq[qp] : &next_seq[qp];
@@ -358,8 +391,10 @@ static void record(const uint8_t *data, size_t size)
 				/* post_one: one WR of the run's kind */
 				*seq = p.first_seq + 1;
 				wrt_post_one(w, qp, p.first_seq, p.first_wr_id, t);
+				wrt_post_one(fifo, qp, p.first_seq, p.first_wr_id, t);
 			} else {
 				wrt_post(w, &p);
+				wrt_post(fifo, &p);
 			}
 		} else {
 			bool recv = kind == 5;
@@ -378,9 +413,13 @@ static void record(const uint8_t *data, size_t size)
 
 			c.wr_id = (uint64_t)qp << 48 | c.seq;
 			wrt_complete(w, &c);
+			wrt_complete(fifo, &c);
 		}
 	}
 	FUZZ_ASSERT(wrt_run_end(w, &end, err, sizeof(err)) == 0);
+	FUZZ_ASSERT(wrt_run_end(fifo, &end, err, sizeof(err)) == 0);
+	same_as_fifo(w, fifo);
+	wrt_free(fifo);
 	FUZZ_ASSERT(fclose(cfg.summary) == 0);
 	m = wrt_meta(w);
 	run.meta = *m;

@@ -410,7 +410,10 @@ static void test_config_parse(void **state)
 	assert_int_equal(wrt_config_parse("t.jsonl:max=5:quiet", &c, err, sizeof(err)), 0);
 	assert_true(c.jsonl);
 	assert_true(c.quiet);
+	assert_false(c.nodefer);
 	assert_int_equal(c.max_records, 5);
+	assert_int_equal(wrt_config_parse("t.csv:nodefer", &c, err, sizeof(err)), 0);
+	assert_true(c.nodefer);
 	setenv(WRT_MAX_ENV, "77", 1);
 	assert_int_equal(wrt_config_parse("t.csv", &c, err, sizeof(err)), 0);
 	assert_int_equal(c.max_records, 77);
@@ -430,13 +433,14 @@ static void test_config_parse(void **state)
 
 /* ------------------------------------------------------ deferred rows -- */
 
-/* One event of a script run on two recorders. */
+/* One event of a script run on several recorders. */
 struct ev {
-	char kind;                  /* 'p' post, 'c' send CQE, 'r' recv post, 'R' recv CQE */
+	char kind;                  /* 'p' post, 'P' post with wr_id and step of its own,
+				       'c' send CQE, 'r' recv post, 'R' recv CQE */
 	uint32_t qp;
 	uint64_t seq;
-	uint32_t n, period, flags, status;
-	uint64_t t, hw;
+	uint32_t n, period, flags, status;   /* 'P': status is the wr_id step */
+	uint64_t t, hw;                      /* 'P': hw is the first wr_id */
 };
 
 /* one_period: posts that post_one stands for (one WR, no flags, that
@@ -445,16 +449,25 @@ static void play(struct wrt *w, const struct ev *e, size_t n, uint32_t one_perio
 {
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].kind == 'p' && one_period && e[i].n == 1 && !e[i].flags &&
-		    e[i].period == one_period)
+		    e[i].period == one_period) {
 			wrt_post_one(w, e[i].qp, e[i].seq, 1000 + e[i].seq, e[i].t);
-		else if (e[i].kind == 'p')
+		} else if (e[i].kind == 'p') {
 			post(w, e[i].qp, e[i].seq, e[i].n, e[i].period, e[i].flags, e[i].t);
-		else if (e[i].kind == 'c')
+		} else if (e[i].kind == 'P') {
+			struct pt_plugin_post ev = {
+				.struct_size = sizeof(ev), .qp = e[i].qp, .first_seq = e[i].seq,
+				.count = e[i].n, .opcode = PT_PLUGIN_OP_SEND, .first_wr_id = e[i].hw,
+				.wr_id_step = e[i].status, .bytes = 64, .signal_period = e[i].period,
+				.flags = e[i].flags, .t_ns = e[i].t,
+			};
+			wrt_post(w, &ev);
+		} else if (e[i].kind == 'c') {
 			cqe(w, e[i].qp, e[i].seq, e[i].status, e[i].flags, e[i].t, e[i].hw);
-		else if (e[i].kind == 'r')
+		} else if (e[i].kind == 'r') {
 			post_recv(w, e[i].qp, e[i].seq, e[i].t);
-		else
+		} else {
 			cqe(w, e[i].qp, e[i].seq, e[i].status, PT_PLUGIN_COMP_RECV, e[i].t, 0);
+		}
 	}
 }
 
@@ -486,50 +499,54 @@ static void same_records(struct wrt *x, struct wrt *y)
 	assert_int_equal(ma->untracked, mb->untracked);
 	assert_int_equal(ma->unmatched, mb->unmatched);
 	assert_int_equal(ma->incomplete, mb->incomplete);
+	assert_int_equal(ma->recv_pending, mb->recv_pending);
 	assert_int_equal(ma->errors, mb->errors);
 }
 
-/* The script on a send-only run (rows deferred while the posts stay
- * regular) and on a send+receive run (the FIFOs throughout), each once
- * with post events only and once with post_one for the plain WRs: the
- * same rows, in the same order, and the same counts. The send+receive run
- * has half the iterations and no receive queue, so all keep the same
- * number of rows. still_deferred: whether the send-only runs should still
- * defer at the end of the script. */
+/* The script on six recorders: the FIFO path (nodefer) with post events
+ * only, the reference; the FIFO path with post_one for the plain WRs; and
+ * deferred rows on a send+receive run and on a send-only run, each with
+ * post events only and with post_one. The same rows, in the same order,
+ * and the same counts. The send+receive runs have half the iterations and
+ * no receive depth, so all get the same row cap. handover: NULL when the
+ * deferred recorders still defer at the end of the script, else the words
+ * their reason for handing over must hold. */
 static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t iters,
-			 uint32_t cq_mod, bool still_deferred)
+			 uint32_t cq_mod, const char *handover)
 {
-	struct pt_plugin_run_info in = info_for(qps, iters / 2, cq_mod, 1);
-	struct pt_plugin_run_info in_send = info_for(qps, iters, cq_mod, 1);
-	struct wrt *fifo, *lazy, *fifo_one, *lazy_one;
+	const bool still_deferred = !handover;
+	struct pt_plugin_run_info both = info_for(qps, iters / 2, cq_mod, 1);
+	struct pt_plugin_run_info send = info_for(qps, iters, cq_mod, 1);
+	static const struct { const char *args; bool send_only, one; } v[] = {
+		{ "x.csv:nodefer", false, false }, { "x.csv:nodefer", false, true },
+		{ "x.csv", false, false }, { "x.csv", false, true },
+		{ "x.csv", true, false }, { "x.csv", true, true },
+	};
+	struct wrt *w[6];
 
 	assert_true(iters % 2 == 0);
-	in.rx_depth = 0;
-	in.hw_ts = in_send.hw_ts = PT_PLUGIN_HW_TS_ON;
-	in_send.directions = PT_PLUGIN_DIR_SEND;
-	fifo = recorder("x.csv", &in);
-	lazy = recorder("x.csv", &in_send);
-	fifo_one = recorder("x.csv", &in);
-	lazy_one = recorder("x.csv", &in_send);
-	assert_false(wrt_rows_deferred(fifo));
-	assert_true(wrt_rows_deferred(lazy));
-	play(fifo, e, n, 0);
-	play(lazy, e, n, 0);
-	play(fifo_one, e, n, cq_mod);
-	play(lazy_one, e, n, cq_mod);
-	assert_int_equal(wrt_rows_deferred(lazy), still_deferred);
-	assert_int_equal(wrt_rows_deferred(lazy_one), still_deferred);
-	end(fifo);
-	end(lazy);
-	end(fifo_one);
-	end(lazy_one);
-	same_records(fifo, lazy);
-	same_records(fifo, fifo_one);
-	same_records(fifo, lazy_one);
-	wrt_free(fifo);
-	wrt_free(lazy);
-	wrt_free(fifo_one);
-	wrt_free(lazy_one);
+	both.rx_depth = 0;
+	both.hw_ts = send.hw_ts = PT_PLUGIN_HW_TS_ON;
+	send.directions = PT_PLUGIN_DIR_SEND;
+	for (int k = 0; k < 6; k++) {
+		w[k] = recorder(v[k].args, v[k].send_only ? &send : &both);
+		assert_int_equal(wrt_rows_deferred(w[k]), k >= 2);
+		play(w[k], e, n, v[k].one ? cq_mod : 0);
+		if (k >= 2 && wrt_rows_deferred(w[k]) != still_deferred)
+			fail_msg("recorder %d (%s, %s run, %s) %s deferring", k, v[k].args,
+				 v[k].send_only ? "send-only" : "send+receive",
+				 v[k].one ? "post_one" : "events", still_deferred ? "stopped" : "kept");
+		if (k >= 2 && handover && !strstr(wrt_handover(w[k]), handover))
+			fail_msg("recorder %d handed over for '%s', not '%s'", k, wrt_handover(w[k]),
+				 handover);
+		if (k >= 2 && !handover)
+			assert_null(wrt_handover(w[k]));
+		end(w[k]);
+	}
+	for (int k = 1; k < 6; k++)
+		same_records(w[0], w[k]);
+	for (int k = 0; k < 6; k++)
+		wrt_free(w[k]);
 }
 
 #define HW PT_PLUGIN_COMP_HW_TS
@@ -555,50 +572,113 @@ static void test_deferred_regular(void **state)
 	e[n++] = (struct ev){ 'c', 1, 7, 0, 0, HW, 0, 410, 9100 };        /* its own CQE, last */
 	e[n++] = (struct ev){ 'c', 0, 30, 0, 0, 0, 0, 420, 0 };           /* past the last post */
 	e[n++] = (struct ev){ 'p', 0, 8, 1, 3, 0, 0, 430, 0 };            /* never completes */
-	same_as_fifo(e, n, 2, 12, 3, true);
+	same_as_fifo(e, n, 2, 12, 3, NULL);
 }
 
-/* The deferral ends mid-run at an event that does not fit, and the rows so
- * far and the rest are what the FIFOs make of the same run: a jump in
- * sequence; a post list; a CQE of unknown sequence; a receive; more
- * posts than iterations. */
+/* What the deferral takes without handing over: sequence jumps forward
+ * and back, post lists, a new signal period, posts without one and with
+ * LAST_SIGNALED (the interposer's kind), wr_ids of step 0 and 5, CQEs of
+ * unknown sequence, receives (one the queue moved past, CQEs of known and
+ * unknown sequence, still posted at the end), enough WRs to cross
+ * the pool's chunks; a latency loop's posts (one wr_id, LAST_SIGNALED on
+ * period 1) and a wr_id step other than declared, each too many for a
+ * segment per post. */
+static void test_deferred_irregular(void **state)
+{
+	static struct ev e[2048];
+	size_t n = 0;
+	uint64_t t = 100, s;
+
+	(void)state;
+	for (s = 0; s < 300; s++, t += 3) {             /* 300 plain WRs: 3 chunks of 128 */
+		e[n++] = (struct ev){ 'p', s % 2, s / 2, 1, 4, 0, 0, t, 0 };
+		if ((s / 2 + 1) % 4 == 0)
+			e[n++] = (struct ev){ 'c', s % 2, s / 2, 0, 0, HW, 0, t + 1, 5000 + s };
+	}
+	e[n++] = (struct ev){ 'p', 0, 200, 1, 4, 0, 0, t++, 0 };         /* jump forward */
+	e[n++] = (struct ev){ 'p', 0, 201, 3, 4, 0, 0, t++, 0 };         /* post list */
+	e[n++] = (struct ev){ 'c', 0, 203, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'p', 0, 50, 2, 5, 0, 0, t++, 0 };          /* back, new period */
+	e[n++] = (struct ev){ 'c', 0, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'P', 1, 150, 1, 0, LAST, 0, t++, 77 };     /* interposer: step 0 */
+	e[n++] = (struct ev){ 'P', 1, 151, 1, 0, 0, 0, t++, 77 };
+	e[n++] = (struct ev){ 'P', 1, 152, 1, 0, LAST, 0, t++, 77 };
+	e[n++] = (struct ev){ 'c', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'c', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, HW, 0, t++, 6000 };
+	e[n++] = (struct ev){ 'P', 1, 153, 4, 2, 0, 5, t++, 500 };       /* wr_id step 5 */
+	e[n++] = (struct ev){ 'c', 1, 155, 0, 0, 0, 0, t++, 0 };
+	for (s = 0; s < 6; s++)
+		e[n++] = (struct ev){ 'r', 1, s, 1, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'R', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'R', 1, 2, 0, 0, 0, 3, t++, 0 };           /* 1 passed over */
+	e[n++] = (struct ev){ 'R', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	for (s = 0; s < 200; s++) {   /* as run_lat.c: wr_id 0 with step 1, LAST on period 1 */
+		e[n++] = (struct ev){ 'P', 0, 60 + s, 1, 1, LAST, 1, t++, 0 };
+		e[n++] = (struct ev){ 'c', 0, 60 + s, 0, 0, 0, 0, t++, 0 };
+	}
+	for (s = 0; s < 100; s++) {   /* wr_id step 7, declared 0 */
+		e[n++] = (struct ev){ 'P', 1, 157 + s, 1, 2, 0, 0, t++, 900 + 7 * s };
+		if (s % 2)
+			e[n++] = (struct ev){ 'c', 1, 157 + s, 0, 0, 0, 0, t++, 0 };
+	}
+	e[n++] = (struct ev){ 'p', 0, 52, 1, 5, 0, 0, t++, 0 };          /* never completes */
+	assert_true(n <= sizeof(e) / sizeof(e[0]));
+	same_as_fifo(e, n, 2, 1000, 4, NULL);
+}
+
+/* The deferral ends mid-run at an event it cannot take, and the rows so
+ * far and the rest are what the FIFOs make of the same run. */
 static void test_deferred_then_fifo(void **state)
 {
-	static const struct { const char *what; struct ev e; uint64_t iters; } breaks[] = {
-		{ "sequence jump", { 'p', 0, 9, 1, 4, 0, 0, 500, 0 }, 40 },
-		{ "post list", { 'p', 0, 6, 3, 4, 0, 0, 500, 0 }, 40 },
-		{ "unknown sequence", { 'c', 0, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, 500, 0 }, 40 },
-		{ "receive", { 'r', 0, 0, 1, 0, 0, 0, 500, 0 }, 40 },
-		{ "over the iterations", { 'p', 0, 6, 1, 4, 0, 0, 500, 0 }, 6 },
+	enum { PRE_RECV, TOO_MANY, EMPTY, LOG_FULL, SEGS_FULL, POOL_FULL };
+	static const char *const what[] = {
+		"a receive posted before the run", "more in flight than the FIFO holds",
+		"a post of no WR", "a CQE for every WR: the log fills",
+		"every post a sequence jump: the segment table fills",
+		"far more WRs than iterations: the pool fills",
+	};
+	static const char *const reason[] = {
+		"a receive posted before the run", "more WRs in flight than the FIFO holds",
+		"a post of no WR", "CQE log full", "segment table full", "pool full",
 	};
 
 	(void)state;
-	for (size_t b = 0; b < sizeof(breaks) / sizeof(breaks[0]); b++) {
-		struct ev e[64];
+	for (int b = PRE_RECV; b <= POOL_FULL; b++) {
+		struct ev e[512];
 		size_t n = 0;
-		uint64_t s = 0;
+		uint64_t s = 0, t = 100;
 
-		print_message("break: %s\n", breaks[b].what);
+		print_message("break: %s\n", what[b]);
 		for (; s < 6; s++) {
-			e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, 100 + 10 * s, 0 };
+			e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, t++, 0 };
 			if (s == 3)
-				e[n++] = (struct ev){ 'c', 0, 3, 0, 0, HW, 0, 150, 7000 };
+				e[n++] = (struct ev){ 'c', 0, 3, 0, 0, HW, 0, t++, 7000 };
 		}
-		e[n++] = breaks[b].e;
-		s = breaks[b].e.kind == 'p' ? breaks[b].e.seq + breaks[b].e.n : s;
-		for (uint64_t k = 0; k < 8; k++, s++) {
-			e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, 600 + 10 * k, 0 };
-			if ((s + 1) % 4 == 0)
-				e[n++] = (struct ev){ 'c', 0, s, 0, 0, HW, 0, 650 + 10 * k, 7100 + k };
+		if (b == PRE_RECV)
+			e[n++] = (struct ev){ 'R', 0, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+		if (b == TOO_MANY) {
+			e[n++] = (struct ev){ 'p', 0, s, 70, 4, 0, 0, t++, 0 };
+			s += 70;
 		}
-		e[n++] = (struct ev){ 'R', 0, 0, 0, 0, 0, 0, 900, 0 };
-		same_as_fifo(e, n, 1, breaks[b].iters, 4, false);
+		if (b == EMPTY)
+			e[n++] = (struct ev){ 'p', 0, s, 0, 4, 0, 0, t++, 0 };
+		for (uint64_t k = 0; k < (b >= LOG_FULL ? 200u : 8u); k++, s++) {
+			uint64_t seq = b == SEGS_FULL ? 2 * s : s;
+
+			e[n++] = (struct ev){ 'p', 0, seq, 1, 4, 0, 0, t++, 0 };
+			if (b == LOG_FULL || (b == POOL_FULL ? (seq + 1) % 16 == 0 : (seq + 1) % 4 == 0) ||
+			    (b == SEGS_FULL && k % 4 == 3))
+				e[n++] = (struct ev){ 'c', 0, seq, 0, 0, HW, 0, t++, 7100 + k };
+		}
+		e[n++] = (struct ev){ 'R', 0, 0, 0, 0, 0, 0, t++, 0 };
+		assert_true(n <= sizeof(e) / sizeof(e[0]));
+		same_as_fifo(e, n, 1, b == LOG_FULL ? 240 : 40, 4, reason[b]);
 	}
 }
 
 /* post_one stands for a WR of the run's kind (send_opcode, msg_size,
  * cq_mod): on a queue that started with another size or signal period it
- * ends the deferral and its row has the run's kind; on a QP the run does
+ * opens a segment of its own and its row has the run's kind; on a QP the run does
  * not have it is counted as untracked. */
 static void test_post_one_kind(void **state)
 {
@@ -620,7 +700,7 @@ static void test_post_one_kind(void **state)
 		post(w, 0, 0, 1, cases[k].first_period, 0, 100);
 		assert_true(wrt_rows_deferred(w));
 		wrt_post_one(w, 0, 1, 1001, 110);
-		assert_false(wrt_rows_deferred(w));
+		assert_true(wrt_rows_deferred(w));  /* a segment of its own */
 		wrt_post_one(w, 3, 0, 0, 120);  /* no QP 3 in this run */
 		cqe(w, 0, 1, 0, 0, 200, 0);
 		end(w);
@@ -665,8 +745,7 @@ static void test_hot_path_no_alloc(void **state)
 	/* post_one, on a FIFO run and on a deferred one */
 	for (int deferred = 0; deferred < 2; deferred++) {
 		in = info_for(1, 4000, 4, 1);
-		in.directions = deferred ? PT_PLUGIN_DIR_SEND : in.directions;
-		w = recorder("x.csv", &in);
+		w = recorder(deferred ? "x.csv" : "x.csv:nodefer", &in);
 		assert_int_equal(wrt_rows_deferred(w), deferred);
 		counting = true;
 		allocs = 0;
@@ -699,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_config_parse),
 		cmocka_unit_test(test_hot_path_no_alloc),
 		cmocka_unit_test(test_deferred_regular),
+		cmocka_unit_test(test_deferred_irregular),
 		cmocka_unit_test(test_deferred_then_fifo),
 		cmocka_unit_test(test_post_one_kind),
 	};
