@@ -302,7 +302,7 @@ static inline bool lazy_post1(struct wrt *w, struct dq *q, uint64_t seq, uint64_
 
 void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 {
-	if (w->lazy && w->in_run && ev->qp < w->nqp) {
+	if (w->lazy && ev->qp < w->nqp) {   /* lazy: only inside a run */
 		const bool recv = ev->opcode == PT_PLUGIN_OP_RECV;
 		struct dq *q = &w->dq[recv ? w->nqp + ev->qp : ev->qp];
 

@@ -626,6 +626,35 @@ static void test_deferred_irregular(void **state)
 	same_as_fifo(e, n, 2, 1000, 4, NULL);
 }
 
+/* Posts without a signal period in between posts with one: the WRs after
+ * them are signaled by their own sequence ((seq + 1) % period == 0), not
+ * by a countdown that stood still meanwhile; on both paths. */
+static void test_period_gap(void **state)
+{
+	struct pt_plugin_run_info in = info_for(1, 24, 4, 1);
+	struct ev e[32];
+	const struct wrt_rec *r;
+	struct wrt *w;
+	size_t n = 0;
+	uint64_t nr;
+
+	(void)state;
+	for (uint64_t s = 0; s < 13; s++)
+		e[n++] = (struct ev){ 'p', 0, s, 1, s == 3 || s == 4 ? 0 : 4, 0, 0, 100 + s, 0 };
+	e[n++] = (struct ev){ 'c', 0, 11, 0, 0, 0, 0, 200, 0 };
+	w = recorder("x.csv:nodefer", &in);
+	play(w, e, n, 0);
+	end(w);
+	r = wrt_records(w, &nr);
+	assert_int_equal(nr, 13);
+	for (uint64_t i = 0; i < nr; i++)
+		if (!!(r[i].flags & WRT_SIGNALED) != (r[i].seq == 7 || r[i].seq == 11))
+			fail_msg("seq %llu: signaled %d", (unsigned long long)r[i].seq,
+				 !!(r[i].flags & WRT_SIGNALED));
+	wrt_free(w);
+	same_as_fifo(e, n, 1, 24, 4, NULL);
+}
+
 /* The deferral ends mid-run at an event it cannot take, and the rows so
  * far and the rest are what the FIFOs make of the same run. */
 static void test_deferred_then_fifo(void **state)
@@ -779,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_hot_path_no_alloc),
 		cmocka_unit_test(test_deferred_regular),
 		cmocka_unit_test(test_deferred_irregular),
+		cmocka_unit_test(test_period_gap),
 		cmocka_unit_test(test_deferred_then_fifo),
 		cmocka_unit_test(test_post_one_kind),
 	};
