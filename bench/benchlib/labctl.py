@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The lab of QEMU guests (ci/lab) seen from Python: bring it up with a
+number of nodes, run commands on a node, find its RDMA device, and run a
+server/client pair of any build across two nodes.
+
+The lab's own variables (PTLAB_DIR, PTLAB_NETNS, ...) are honoured as ci/lab
+honours them: every ci/lab call gets this process's environment, and the
+state files are read from the same PTLAB_DIR. Used by the lab tests
+(tests/lab/conftest.py) and the benchmarks (bench/benchlib/launchers.py)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Mapping, Optional, Sequence
+
+TOP = Path(__file__).resolve().parents[2]   # the source tree
+TIMEOUT_RC = 124                            # ci/lab exec's code for "we stopped it"
+
+
+class LabError(Exception):
+    """The lab cannot do what was asked (not up, does not boot)."""
+
+
+@dataclass
+class Done:
+    """What one finished command left: its argv, exit code, stdout, stderr."""
+    argv: list[str]
+    rc: int
+    out: str = ""
+    err: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+    def evidence(self, lines: int = 40) -> str:
+        """The command line, its exit code and the tail of its output."""
+        return (f"$ {shlex.join(self.argv)}\n  exit {self.rc}\n"
+                + tail(self.text, lines, "  | "))
+
+
+def tail(text: str, lines: int = 40, prefix: str = "") -> str:
+    """The last lines of text, each with prefix (and a newline at the end)."""
+    keep = text.splitlines()[-lines:]
+    return "".join(f"{prefix}{line}\n" for line in keep) if keep else f"{prefix}(no output)\n"
+
+
+def kill_group(proc: "subprocess.Popen[bytes]") -> None:
+    """Stop a process started in its own session, and its group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class Lab:
+    """One lab: ci/lab of the source tree top, run with env (default: ours)."""
+
+    def __init__(self, top: Path = TOP, env: Optional[Mapping[str, str]] = None) -> None:
+        self.top = top
+        self.cmd = str(top / "ci" / "lab")
+        self.env = dict(os.environ if env is None else env)
+        self.dir = Path(self.env.get("PTLAB_DIR") or "/var/tmp/ptlab")
+        self.netns = self.env.get("PTLAB_NETNS") or "ptlab"
+        self.boots = 0          # how many times up() booted the lab
+
+    # --- ci/lab --------------------------------------------------------------------
+    def lab(self, *args: str, timeout: float = 120) -> Done:
+        """ci/lab ARGS..., waited for (at most timeout s: then code 124)."""
+        argv = [self.cmd, *args]
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                               timeout=timeout, env=self.env, stdin=subprocess.DEVNULL)
+            return Done(argv, p.returncode, p.stdout, p.stderr)
+        except subprocess.TimeoutExpired as e:
+            return Done(argv, TIMEOUT_RC, _text(e.stdout), _text(e.stderr) + f"\n(timed out after {timeout} s)")
+
+    def nodes(self) -> int:
+        """How many nodes the running lab was booted with (0: none)."""
+        try:
+            return int((self.dir / "nodes").read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def running(self) -> bool:
+        st = self.lab("status", timeout=30)
+        return st.rc == 0 and "running" in st.out and "stopped" not in st.out
+
+    def up(self, n: int, boot_timeout: float = 900) -> None:
+        """Make sure exactly n nodes are up: reboots a lab of another size."""
+        if self.nodes() == n and self.running():
+            return
+        self.down()
+        self.boots += 1
+        d = self.lab("up", "--nodes", str(n), timeout=boot_timeout)
+        if d.rc != 0:
+            raise LabError(f"the lab did not come up with {n} nodes\n{d.evidence(30)}")
+
+    def down(self) -> Done:
+        return self.lab("down", timeout=120)
+
+    def share(self) -> Path:
+        """The writable directory every guest sees at the same path."""
+        return Path(self.lab("share", timeout=30).out.strip())
+
+    def addr(self, node: int) -> str:
+        d = self.lab("addr", str(node), timeout=30)
+        if d.rc != 0 or not d.out.strip():
+            raise LabError(f"no address for node {node}: {d.err.strip()}")
+        return d.out.strip()
+
+    def mtu(self) -> int:
+        """eth0's MTU in the running lab."""
+        try:
+            return int((self.dir / "mtu").read_text().strip())
+        except (OSError, ValueError):
+            return 1500
+
+    def ud_mtu(self) -> int:
+        """The RoCE MTU of the running lab: the default and largest UD message."""
+        ib = 256
+        for v in (512, 1024, 2048, 4096):
+            if self.mtu() >= v + 100:
+                ib = v
+        return ib
+
+    # --- commands on nodes ---------------------------------------------------------
+    def exec_argv(self, node: int, argv: Sequence[str], timeout: float = 300) -> list[str]:
+        return [self.cmd, "exec", str(node), "--timeout", str(int(timeout)), "--", *argv]
+
+    def exec(self, node: int, argv: Sequence[str], timeout: float = 300,
+             cwd: Optional[str] = None) -> Done:
+        """Run argv on node (ci/lab exec); our own bound is timeout + 30 s."""
+        full = self.exec_argv(node, argv, timeout)
+        try:
+            p = subprocess.run(full, capture_output=True, text=True, errors="replace",
+                               timeout=timeout + 30, env=self.env, cwd=cwd,
+                               stdin=subprocess.DEVNULL)
+            return Done(list(argv), p.returncode, p.stdout, p.stderr)
+        except subprocess.TimeoutExpired as e:
+            return Done(list(argv), TIMEOUT_RC, _text(e.stdout), _text(e.stderr))
+
+    def start(self, node: int, argv: Sequence[str], timeout: float, out: IO[bytes],
+              err: IO[bytes] | int) -> "subprocess.Popen[bytes]":
+        """Start argv on node in the background (its own process group)."""
+        return subprocess.Popen(self.exec_argv(node, argv, timeout), stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
+
+    def wait_listen(self, node: int, port: int) -> bool:
+        """True once something listens on port on node (TCP or rdma_cm; ~30 s)."""
+        return self.exec(node, [str(self.top / "ci" / "lab-wait-listen"), str(port)],
+                         timeout=40).rc == 0
+
+    def device(self, node: int = 1) -> str:
+        """The node's RDMA device whose port 1 is ACTIVE (first by name)."""
+        script = ('for d in /sys/class/infiniband/*; do '
+                  'grep -qs ACTIVE "$d/ports/1/state" && echo "${d##*/}"; done')
+        d = self.exec(node, ["sh", "-c", script], timeout=60)
+        names = sorted(d.out.split())
+        if not names:
+            raise LabError(f"node {node} has no RDMA device with an ACTIVE port\n{d.evidence()}")
+        return names[0]
+
+
+def _text(b: object) -> str:
+    if isinstance(b, bytes):
+        return b.decode(errors="replace")
+    return b if isinstance(b, str) else ""
+
+
+# --- a server/client pair ---------------------------------------------------------------
+
+@dataclass
+class Side:
+    """One end of a pair: where it ran, its command, exit code and output
+    (stdout and stderr together, as a person sees them)."""
+    node: int
+    argv: list[str]
+    rc: Optional[int] = None
+    text: str = ""
+
+
+@dataclass
+class Pair:
+    name: str
+    server: Side
+    client: Side
+    error: Optional[str] = None          # why the pair did not run to its end
+    files: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.server.rc == 0 and self.client.rc == 0
+
+    def evidence(self, lines: int = 30) -> str:
+        """Both command lines, exit codes and output tails: for a failure."""
+        s = f"pair {self.name}" + (f": {self.error}" if self.error else "") + "\n"
+        for role, side in (("server", self.server), ("client", self.client)):
+            s += (f"--- {role} on node {side.node}: exit {side.rc}\n"
+                  f"$ {shlex.join(side.argv)}\n" + tail(side.text, lines, "  | "))
+        return s
+
+
+def run_pair(lab: Lab, name: str, server: Sequence[str], client: Sequence[str], port: int,
+             workdir: Path, snode: int = 1, cnode: int = 2, timeout: float = 300,
+             listen_wait: float = 60, server_grace: float = 30) -> Pair:
+    """Run server on snode (with -p port), wait until it listens (ci/lab-serve
+    marks it in the share), then client on cnode with -p port and the
+    server's address appended. Waits for both (each bounded by timeout; the
+    server gets server_grace after its client); kills what is left."""
+    sargv = [*server, "-p", str(port)]
+    cargv = [*client, "-p", str(port), lab.addr(snode)]
+    pair = Pair(name, Side(snode, sargv), Side(cnode, cargv))
+    safe = name.replace("/", "-")
+    marker = lab.share() / f"listening.{safe}.{port}.{os.getpid()}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    sfile, cfile = workdir / f"{safe}.srv", workdir / f"{safe}.cli"
+    pair.files = {"server": sfile, "client": cfile}
+    marker.unlink(missing_ok=True)
+    serve = [str(lab.top / "ci" / "lab-serve"), str(marker), str(port), *sargv]
+    procs: list["subprocess.Popen[bytes]"] = []
+    try:
+        with open(sfile, "wb") as so:
+            sp = lab.start(snode, serve, timeout, so, subprocess.STDOUT)
+        procs.append(sp)
+        deadline = time.monotonic() + listen_wait
+        while not marker.exists() and sp.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not marker.exists():
+            pair.error = f"nothing listens on port {port} on node {snode}"
+            kill_group(sp)
+        else:
+            marker.unlink(missing_ok=True)
+            with open(cfile, "wb") as co:
+                cp = lab.start(cnode, cargv, timeout, co, subprocess.STDOUT)
+                procs.append(cp)
+                try:
+                    pair.client.rc = cp.wait(timeout + 30)
+                except subprocess.TimeoutExpired:
+                    pair.error = f"client still running after {timeout + 30} s"
+                    kill_group(cp)
+                    pair.client.rc = TIMEOUT_RC
+        try:
+            pair.server.rc = sp.wait(server_grace if pair.client.rc is not None else 5)
+        except subprocess.TimeoutExpired:
+            pair.error = pair.error or f"server still running {server_grace} s after its client"
+            kill_group(sp)
+            pair.server.rc = TIMEOUT_RC if sp.returncode is None else sp.returncode
+    finally:
+        for p in procs:
+            kill_group(p)
+        marker.unlink(missing_ok=True)
+    pair.server.text = sfile.read_text(errors="replace")
+    if cfile.exists():
+        pair.client.text = cfile.read_text(errors="replace")
+    return pair

@@ -1,0 +1,388 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The lab tests' pytest harness (run them with tests/lab/run).
+
+Fixtures:
+  lab        the lab (bench/benchlib/labctl.Lab), up with the number of
+             nodes the test declares (@pytest.mark.nodes(N), default 2);
+             one lab for the session, rebooted only when the count changes
+  dev        the RDMA device of node 1, found (not assumed to be rxe0)
+  gid        the GID index (LABTEST_GID_INDEX, default 1)
+  pair       pair(name, server_argv, client_argv[, port=, snode=, cnode=]):
+             a server/client run across two nodes (labctl.run_pair)
+  note       note(text): a line printed under the test's PASS line
+  ours / upstream_bin   tool paths: upstream_bin(tool) skips with the
+             reason when Debian's 6.06 is absent
+Helpers: need(reason) skips when a capability probe (benchlib.caps) gave a
+reason. The tests/lab/NN-*.sh scripts that are not ported run in the same
+session as items of their own (one result per RESULT line they print).
+
+Reporting for tests/lab/run: with LABTEST_REPORT_FD set, one line per
+result "PASS|FAIL|SKIP: lab/NN-name[/cell]" goes to that descriptor (the
+evidence of a failure follows, indented), and the counts to
+LABTEST_COUNTS."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+TOP = HERE.parents[1]
+sys.path.insert(0, str(TOP / "bench"))
+
+from benchlib import caps, labctl, results  # noqa: E402
+
+BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
+OURS = Path(os.environ.get("LABTEST_OURS") or BUILD / "perftest")
+UPSTREAM = os.environ.get("LABTEST_UPSTREAM") or "/usr/bin"
+GIDX = int(os.environ.get("LABTEST_GID_INDEX") or 1)
+PER_TEST = int(os.environ.get("LABTEST_TIMEOUT") or 900)
+LOGS = Path(os.environ.get("LABTEST_LOGS") or "/tmp/lablogs-pytest")
+
+
+def need(reason: Optional[str]) -> None:
+    """Skip the test with reason when a capability probe gave one."""
+    if reason:
+        pytest.skip(reason)
+
+
+# --- names -------------------------------------------------------------------------------
+
+def test_name(path: Path) -> str:
+    """The lab test's name from its file: 30-send-bw-interop."""
+    stem = path.stem
+    if stem.startswith("test_"):
+        stem = stem[5:]
+        m = re.match(r"(\d+)_(.*)", stem)
+        if m:
+            return f"{m.group(1)}-{m.group(2).replace('_', '-')}"
+    return stem
+
+
+def order_key(path: Path) -> int:
+    m = re.match(r"(\d+)", test_name(path))
+    return int(m.group(1)) if m else 1000
+
+
+def lab_id(item: pytest.Item) -> str:
+    return str(getattr(item, "lab_id", item.nodeid))
+
+
+# --- collection: .sh tests, order, pattern ----------------------------------------------
+
+class ShFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        yield ShItem.from_parent(self, name=test_name(self.path))
+
+
+class ShItem(pytest.Item):
+    """A shell lab test: exit 0 pass, 77 skip, else fail; or its RESULT lines."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.subresults: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+        self.add_marker(pytest.mark.timeout(PER_TEST + 60))
+
+    def runtest(self) -> None:
+        LOGS.mkdir(parents=True, exist_ok=True)
+        log = LOGS / f"{self.name}.log"
+        t0 = time.monotonic()
+        with open(log, "wb") as f:
+            p = subprocess.Popen(["timeout", "-k", "10", str(PER_TEST), "bash", str(self.path)],
+                                 stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
+            try:
+                rc = p.wait()
+            finally:
+                labctl.kill_group(p)
+        took = round(time.monotonic() - t0)
+        text = log.read_text(errors="replace")
+        lines = text.splitlines()
+        self.notes = [l for l in lines if l.startswith("  ")]
+        for l in lines:
+            if l.startswith("RESULT "):
+                parts = l.split(None, 2) + [""] * 3
+                self.subresults.append((parts[1], parts[2].strip()))
+        if self.subresults:
+            self.notes.append(f"  (lab/{self.name} took {took}s)")
+            bad = [s for v, s in self.subresults if v not in ("pass", "skip")]
+            if bad or rc != 0:
+                why = f"exit {rc}" if not bad else "failed: " + ", ".join(bad)
+                raise ShFailure(why, labctl.tail(
+                    "\n".join(l for l in lines if not l.startswith("RESULT")), 80, "  | "))
+            return
+        if rc == 77:
+            pytest.skip(lines[-1] if lines else "skipped")
+        if rc != 0:
+            extra = f"  (killed after {PER_TEST}s)\n" if rc == 124 else ""
+            raise ShFailure(f"exit {rc}, {took}s", extra + labctl.tail(text, 60, "  "))
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if isinstance(excinfo.value, ShFailure):
+            return f"{excinfo.value.args[0]}\n{excinfo.value.args[1]}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, self.name
+
+
+class ShFailure(Exception):
+    pass
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
+    if re.fullmatch(r"\d\d-.*\.sh", file_path.name):
+        return ShFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "nodes(n): the test needs a lab of exactly n nodes")
+    config.addinivalue_line("markers", "timeout(s): per-test time limit (pytest-timeout)")
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    funcs: dict[Path, set[str]] = {}
+    for it in items:
+        if isinstance(it, pytest.Function):
+            funcs.setdefault(it.path, set()).add(it.originalname)
+    for it in items:
+        name = f"lab/{test_name(it.path)}"
+        if isinstance(it, pytest.Function):
+            if len(funcs[it.path]) > 1:
+                name += "/" + it.originalname.removeprefix("test_").replace("_", "-")
+            cs = getattr(it, "callspec", None)
+            if cs is not None:
+                name += "/" + cs.id
+        setattr(it, "lab_id", name)
+    items.sort(key=lambda it: order_key(it.path))
+    pattern = os.environ.get("LABTEST_PATTERN") or ""
+    if pattern:
+        keep = [it for it in items if pattern in lab_id(it)[4:]]
+        drop = [it for it in items if pattern not in lab_id(it)[4:]]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+# --- time limit when pytest-timeout is absent --------------------------------------------
+
+class LabTimeout(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _alarm(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Per-test time limit (LABTEST_TIMEOUT s) through SIGALRM, only when
+    pytest-timeout (python3-pytest-timeout) is not there to do it."""
+    if request.config.pluginmanager.hasplugin("timeout"):
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise LabTimeout(f"the test ran longer than {PER_TEST} s")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(PER_TEST)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# --- fixtures -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def lab_session() -> labctl.Lab:
+    return labctl.Lab(TOP)
+
+
+@pytest.fixture
+def lab(request: pytest.FixtureRequest, lab_session: labctl.Lab) -> labctl.Lab:
+    m = request.node.get_closest_marker("nodes")
+    n = int(m.args[0]) if m else 2
+    try:
+        lab_session.up(n)
+    except labctl.LabError as e:
+        pytest.fail(str(e), pytrace=False)
+    return lab_session
+
+
+_devices: dict[tuple[int, int], str] = {}
+
+
+@pytest.fixture
+def dev(lab: labctl.Lab) -> str:
+    """Node 1's RDMA device, found once per lab boot."""
+    key = (lab.boots, lab.nodes())
+    if key not in _devices:
+        _devices[key] = lab.device(1)
+    return _devices[key]
+
+
+@pytest.fixture
+def gid() -> int:
+    return GIDX
+
+
+@pytest.fixture
+def ours() -> Callable[[str], str]:
+    """ours(tool): our build's tool (fails when it is not built)."""
+    def path(tool: str) -> str:
+        p = OURS / tool
+        assert os.access(p, os.X_OK), f"{p} not built (PT_BUILD={BUILD})"
+        return str(p)
+    return path
+
+
+@pytest.fixture
+def upstream_bin() -> Callable[[str], str]:
+    """upstream_bin(tool): Debian's 6.06 tool; skips the test when absent."""
+    def path(tool: str) -> str:
+        need(caps.upstream(UPSTREAM, tool))
+        return str(Path(UPSTREAM) / tool)
+    return path
+
+
+@pytest.fixture
+def workdir(request: pytest.FixtureRequest) -> Path:
+    d = LOGS / re.sub(r"[^A-Za-z0-9_.-]+", "_", lab_id(request.node))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+_port = [19000]
+
+
+def next_port() -> int:
+    """A fresh port per pair (a server's port lingers in TIME_WAIT)."""
+    _port[0] = 19000 + (_port[0] - 19000 + 1) % 4000
+    return _port[0]
+
+
+PairRunner = Callable[..., labctl.Pair]
+
+
+@pytest.fixture
+def pair(lab: labctl.Lab, workdir: Path, request: pytest.FixtureRequest) -> PairRunner:
+    def run(name: str, server: list[str], client: list[str], port: Optional[int] = None,
+            snode: int = 1, cnode: int = 2, timeout: float = 300) -> labctl.Pair:
+        p = labctl.run_pair(lab, name, server, client, port or next_port(), workdir,
+                            snode=snode, cnode=cnode, timeout=timeout)
+        request.node.lab_pairs = getattr(request.node, "lab_pairs", []) + [p]
+        return p
+    return run
+
+
+@pytest.fixture
+def note(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    def add(text: str) -> None:
+        request.node.lab_notes = getattr(request.node, "lab_notes", []) + [text]
+    return add
+
+
+# --- reporting ----------------------------------------------------------------------------
+
+class Report:
+    def __init__(self) -> None:
+        fd = os.environ.get("LABTEST_REPORT_FD")
+        self.out = os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
+        self.counts = {"pass": 0, "fail": 0, "skip": 0}
+        self.failed_setup: set[str] = set()
+
+    def line(self, verdict: str, name: str, extra: str = "") -> None:
+        self.counts[verdict] += 1
+        if self.out:
+            self.out.write(f"{verdict.upper()}: {name}{extra}\n")
+
+    def text(self, text: str) -> None:
+        if self.out and text:
+            self.out.write(text if text.endswith("\n") else text + "\n")
+
+
+REPORT = Report()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    outcome = yield
+    rep = outcome.get_result()
+    rep.lab_id = lab_id(item)
+    rep.lab_notes = list(getattr(item, "lab_notes", []))
+    rep.lab_sub = list(getattr(item, "subresults", []))
+    rep.lab_shnotes = list(getattr(item, "notes", []))
+
+
+def _evidence(rep: pytest.TestReport) -> str:
+    text = rep.longreprtext
+    return labctl.tail(text, 80, "  | ")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    name = str(getattr(report, "lab_id", report.nodeid))
+    took = f" ({report.duration:.0f}s)"
+    sub: list[tuple[str, str]] = getattr(report, "lab_sub", [])
+    if report.when == "call" and sub:          # a .sh test with RESULT lines
+        for verdict, cell in sub:
+            v = verdict if verdict in ("pass", "skip") else "fail"
+            REPORT.line(v, f"{name}/{cell}")
+        if report.failed:
+            why = str(report.longrepr).splitlines()[0] if report.longrepr else ""
+            if why.startswith("exit"):
+                REPORT.line("fail", f"{name} ({why})")
+        REPORT.text("\n".join(getattr(report, "lab_shnotes", [])))
+        if report.failed:
+            REPORT.text("\n".join(str(report.longrepr).splitlines()[1:]))
+        return
+    if report.when == "setup":
+        if report.skipped:
+            REPORT.line("skip", name, f": {_skip_reason(report)}")
+        elif report.failed:
+            REPORT.line("fail", name, " (setup)")
+            REPORT.text(_evidence(report))
+        return
+    if report.when == "call":
+        if report.passed:
+            REPORT.line("pass", name, took)
+            REPORT.text("\n".join(f"  {n}" for n in getattr(report, "lab_notes", [])))
+            REPORT.text("\n".join(getattr(report, "lab_shnotes", [])))
+        elif report.skipped:
+            REPORT.line("skip", name, f": {_skip_reason(report)}")
+        else:
+            REPORT.line("fail", name, took)
+            REPORT.text(_evidence(report))
+        return
+    if report.when == "teardown" and report.failed:
+        REPORT.line("fail", f"{name} (teardown)")
+        REPORT.text(_evidence(report))
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    lr = report.longrepr
+    if isinstance(lr, tuple) and len(lr) == 3:
+        return str(lr[2]).removeprefix("Skipped: ")
+    return str(lr)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        REPORT.line("fail", f"lab/{report.nodeid} (collection)")
+        REPORT.text(labctl.tail(report.longreprtext, 40, "  | "))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = os.environ.get("LABTEST_COUNTS")
+    if path:
+        c = REPORT.counts
+        Path(path).write_text(f"{c['pass']} {c['fail']} {c['skip']}\n")
