@@ -22,9 +22,14 @@ fail):
   pass
 """
 
+from __future__ import annotations
+
 import re
 import signal
 from dataclasses import dataclass, field
+from typing import Callable, Optional, Pattern
+
+from . import results
 
 # The exit status as the far side's shell saw it (128 + N for signal N):
 # bench/interop runs every tool under a shell that prints this line last.
@@ -65,7 +70,7 @@ class End:
     """What one end of a cell left: its exit code as the launcher reported it
     (None: never started; negative: killed by that signal, as Python reports
     a local child), whether we stopped it, and its stdout + stderr."""
-    rc: object = None
+    rc: Optional[int] = None
     stopped: bool = False
     text: str = ""
 
@@ -77,36 +82,36 @@ class Expect:
     'last' (the client's final row) or 'none' (latency servers that print none)."""
     tool: str
     conn: str = "RC"
-    iters: object = None
+    iters: Optional[int] = None
     qps: int = 1
     all_sizes: bool = False
     server_rows: str = "all"
-    size: object = None
+    size: Optional[int] = None
 
 
 @dataclass
 class Verdict:
     reason: str                 # "pass" or one of the reasons above
     detail: str = ""            # which end, and its telling line
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.reason == "pass"
 
 
-def exit_status(rc, text):
+def exit_status(rc: Optional[int], text: Optional[str]) -> Optional[int]:
     """The end's exit status: the shell's marker line when present (it says
     128 + N for a signal, whatever ssh or ci/lab made of it), else rc."""
     found = EXIT_MARK_RE.findall(text or "")
     return int(found[-1]) if found else rc
 
 
-def strip_mark(text):
+def strip_mark(text: Optional[str]) -> str:
     return EXIT_MARK_RE.sub("", text or "")
 
 
-def signal_of(rc):
+def signal_of(rc: Optional[int]) -> Optional[int]:
     """The signal number an exit status stands for, or None: -N (a local
     child), 128 + N (a shell's report); 124 is timeout's, not a signal."""
     if rc is None:
@@ -118,14 +123,14 @@ def signal_of(rc):
     return None
 
 
-def signal_name(n):
+def signal_name(n: int) -> str:
     try:
         return signal.Signals(n).name
     except ValueError:
         return f"signal {n}"
 
 
-def last_line(text, pattern=None):
+def last_line(text: Optional[str], pattern: Optional[Pattern[str]] = None) -> str:
     """The last non-empty line (or the first line matching pattern) of text."""
     lines = [l.strip() for l in strip_mark(text).splitlines() if l.strip()]
     if pattern is not None:
@@ -135,21 +140,17 @@ def last_line(text, pattern=None):
     return lines[-1][:240] if lines else "no output"
 
 
-def result_rows(text):
-    """[(bytes, iterations)] of the result table rows (five numbers or more)."""
-    rows = []
-    for line in strip_mark(text).splitlines():
-        m = ROW.match(line)
-        if m:
-            rows.append((int(m.group(1)), int(m.group(2))))
-    return rows
+def result_rows(text: Optional[str]) -> list[tuple[int, int]]:
+    """[(bytes, iterations)] of the result table rows (benchlib.results)."""
+    return results.shape(strip_mark(text))
 
 
-def _ends(server, client):
+def _ends(server: End, client: End) -> tuple[tuple[str, End], tuple[str, End]]:
     return (("server", server), ("client", client))
 
 
-def _first_text(server, client, pattern):
+def _first_text(server: End, client: End,
+                pattern: Pattern[str]) -> tuple[Optional[str], Optional[str]]:
     """(side, line) of the first end whose text matches pattern."""
     for side, e in _ends(server, client):
         if pattern.search(strip_mark(e.text)):
@@ -157,7 +158,8 @@ def _first_text(server, client, pattern):
     return None, None
 
 
-def classify(server, client, expect, harness=None):
+def classify(server: End, client: End, expect: Expect,
+             harness: Optional[str] = None) -> Verdict:
     """The Verdict of a cell. server, client: End; expect: Expect; harness:
     the pair runner's own complaint (a server that never listened), or None."""
     codes = {side: exit_status(e.rc, e.text) for side, e in _ends(server, client)}
@@ -181,10 +183,10 @@ def classify(server, client, expect, harness=None):
                             ("completion error", COMPLETION),
                             ("desync/exchange failed", DESYNC),
                             ("connect failed", CONNECT)):
-        side, line = _first_text(server, client, pattern)
-        if side:
-            v = Verdict(reason, f"{side}: {line}")
-            st = COMPLETION_STATUS.search(strip_mark((server if side == "server" else client).text))
+        hit, line = _first_text(server, client, pattern)
+        if hit:
+            v = Verdict(reason, f"{hit}: {line}")
+            st = COMPLETION_STATUS.search(strip_mark((server if hit == "server" else client).text))
             if reason == "completion error" and st:
                 v.notes.append(f"status {st.group(1)}")
             return v
@@ -200,10 +202,11 @@ def classify(server, client, expect, harness=None):
     return Verdict("exit ?", harness or "an end did not run")
 
 
-def _rows_verdict(server, client, expect):
+def _rows_verdict(server: End, client: End, expect: Expect) -> Verdict:
     """Both ends exited 0: the rows must be what the mode asks, on both sides."""
     crows, srows = result_rows(client.text), result_rows(server.text)
-    bad = lambda why: Verdict("rows disagree", why)  # noqa: E731
+    def bad(why: str) -> Verdict:
+        return Verdict("rows disagree", why)
     if not crows:
         return bad("client printed no result row")
     per_row = expect.iters * (expect.qps if expect.tool.endswith("_bw") else 1) \
@@ -227,15 +230,16 @@ def _rows_verdict(server, client, expect):
         return bad(f"client printed {len(crows)} rows ({_sizes(sizes)}), expected 1")
     elif expect.size is not None and sizes[0] != expect.size:
         return bad(f"client row is {sizes[0]} B, expected {expect.size}")
-    want = {"all": crows, "last": crows[-1:], "none": []}[expect.server_rows]
+    empty: list[tuple[int, int]] = []
+    want_rows = {"all": crows, "last": crows[-1:], "none": empty}[expect.server_rows]
     if expect.server_rows == "none" and srows:
-        want = crows if len(srows) > 1 else crows[-1:]   # a build that prints them
+        want_rows = crows if len(srows) > 1 else crows[-1:]   # a build that prints them
     v = Verdict("pass")
-    if len(srows) != len(want):
+    if len(srows) != len(want_rows):
         return bad(f"server printed {len(srows)} rows ({_sizes([r[0] for r in srows])}), "
-                   f"expected {len(want)}")
+                   f"expected {len(want_rows)}")
     lost = LOSS.search(server.text)
-    for s, c in zip(srows, want):
+    for s, c in zip(srows, want_rows):
         if s == c:
             continue
         if s[0] == c[0] and s[1] < c[1] and expect.conn == "UD" and lost:
@@ -245,6 +249,6 @@ def _rows_verdict(server, client, expect):
     return v
 
 
-def _sizes(sizes):
+def _sizes(sizes: list[int]) -> str:
     s = ", ".join(str(x) for x in sizes[:6])
     return s + (", ..." if len(sizes) > 6 else "") if sizes else "none"

@@ -1,0 +1,107 @@
+#!/usr/bin/python3 -B
+# SPDX-License-Identifier: BSD-2-Clause
+"""benchlib/results.py (result rows, the 6.06 calibration allowance, trace
+files in CSV and JSON Lines) and the typing of the library the lab tests
+and bench/ share: mypy --strict over it (skipped when mypy is missing)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchtap import HERE, TOP_SRC, Skip, case, eq, raises, run  # noqa: E402
+from benchlib import results  # noqa: E402
+
+BW = (" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
+      " 65536      300              44.75              44.49              0.000712\n"
+      " 4096       5                -nan               0.00               0.000000\n")
+LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]\n"
+       " 2       30          2.50           6.39         2.81                2.95\n")
+CALIB = ("Conflicting CPU frequency values detected: 0.000000 != 2000.000000.\n"
+         "Correlation coefficient r^2: 0.53 < 0.9\n"
+         " 65536      300              0.00               0.00               0.000000\n")
+TYPED = ["benchlib/labctl.py", "benchlib/results.py", "benchlib/caps.py", "benchlib/verdict.py"]
+
+
+@case
+def rows_bw():
+    """BW rows: size, iterations, figures; nan reads as NaN; headers are no rows"""
+    rs = results.rows(BW)
+    eq([(r.size, r.iters) for r in rs], [(65536, 300), (4096, 5)])
+    eq(rs[0].bw_avg, 44.49)
+    eq(rs[0].msg_rate, 0.000712)
+    eq(rs[1].bw_peak != rs[1].bw_peak, True, "NaN")
+    eq(results.positive(rs[1].bw_avg), False)
+
+
+@case
+def rows_lat():
+    """latency rows: t_min, t_max, t_typical"""
+    r = results.rows(LAT)[0]
+    eq((r.size, r.iters, r.t_min, r.t_max, r.t_typical), (2, 30, 2.5, 6.39, 2.81))
+    eq(results.shape("no rows\n 1 2 3\n"), [])
+
+
+@case
+def expect_row():
+    """expect_row: the row, BW > 0; 6.06's failed calibration is noted, not failed"""
+    eq(results.expect_row(BW, 65536, 300), (None, None))
+    why, _ = results.expect_row(BW, 65536, 100)
+    eq(why is not None and "no row with size 65536, 100" in why, True, why)
+    eq(results.expect_row("", 1, 1), ("no result row", None))
+    why, note = results.expect_row(CALIB, 65536, 300)
+    eq(why, None)
+    eq("r^2: 0.53 < 0.9" in (note or ""), True, note)
+    why, _ = results.expect_row(CALIB.replace("0.53 < 0.9", "0.95"), 65536, 300)
+    eq(why is not None, True)
+
+
+CSV = ("# wrtrace 1\nrun,qp,seq,wr_id,opcode,bytes,signaled\n"
+       "# run=0 tool=ib_send_bw cq_mod=16 msg_size=64\n"
+       "0,0,0,0x0,SEND,64,0\n0,0,1,0x1,SEND,64,1\n"
+       "# run=1 tool=ib_send_bw cq_mod=1 msg_size=8\n0,0,0,0x0,SEND,8,1\n")
+JSONL = ('{"type":"wrtrace","version":1}\n'
+         '{"type":"run","run":0,"tool":"ib_send_bw","cq_mod":16}\n'
+         '{"type":"wr","run":0,"qp":0,"seq":0,"opcode":"SEND","signaled":true,"t_comp_ns":null}\n')
+
+
+@case
+def trace_files():
+    """read_trace: CSV runs with their metadata; JSON Lines alike (null -> "")"""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "t.csv")
+        with open(p, "w") as f:
+            f.write(CSV)
+        runs = results.read_trace(p)
+        eq(len(runs), 2)
+        eq(runs[0].meta["cq_mod"], "16")
+        eq([r["seq"] for r in runs[0].rows], ["0", "1"])
+        eq(runs[1].rows[0]["bytes"], "8")
+        p = os.path.join(d, "t.jsonl")
+        with open(p, "w") as f:
+            f.write(JSONL)
+        runs = results.read_trace(p)
+        eq(runs[0].meta["cq_mod"], "16")
+        eq(runs[0].rows[0]["signaled"], "1")
+        eq(runs[0].rows[0]["t_comp_ns"], "")
+        with open(p, "w") as f:
+            f.write('{"type":"wr","seq":0}\n')
+        raises(ValueError, results.read_trace, p)
+
+
+@case
+def mypy_strict():
+    """mypy --strict: the shared library (labctl, results, caps, verdict)"""
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    probe = subprocess.run([py, "-c", "import mypy"], capture_output=True)
+    if probe.returncode != 0:
+        raise Skip("mypy is not installed (Debian package mypy; ci/deps installs it)")
+    with tempfile.TemporaryDirectory() as cache:
+        p = subprocess.run([py, "-m", "mypy", "--strict", "--cache-dir", cache, *TYPED],
+                           cwd=os.path.join(TOP_SRC, "bench"), capture_output=True,
+                           text=True, timeout=600)
+    if p.returncode != 0:
+        raise AssertionError(p.stdout + p.stderr)
+
+
+sys.exit(run())
