@@ -23,6 +23,7 @@ LABTEST_COUNTS."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import signal
@@ -148,6 +149,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[p
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "nodes(n): the test needs a lab of exactly n nodes")
     config.addinivalue_line("markers", "timeout(s): per-test time limit (pytest-timeout)")
+    config.addinivalue_line("markers", "name(fmt): the result's name after lab/NN-name/ "
+                            "({id}: the parameters' id)")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -159,17 +162,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for it in items:
         name = f"lab/{test_name(it.path)}"
         if isinstance(it, pytest.Function):
-            if len(funcs[it.path]) > 1:
-                name += "/" + it.originalname.removeprefix("test_").replace("_", "-")
             cs = getattr(it, "callspec", None)
-            if cs is not None:
-                name += "/" + cs.id
+            named = it.get_closest_marker("name")
+            if named is not None:      # @pytest.mark.name("cell-{id}"): the result's name
+                name += "/" + str(named.args[0]).format(id=cs.id if cs else "")
+            else:
+                if len(funcs[it.path]) > 1:
+                    name += "/" + it.originalname.removeprefix("test_").replace("_", "-")
+                if cs is not None:
+                    name += "/" + cs.id
         setattr(it, "lab_id", name)
     items.sort(key=lambda it: order_key(it.path))
     pattern = os.environ.get("LABTEST_PATTERN") or ""
     if pattern:
-        keep = [it for it in items if pattern in lab_id(it)[4:]]
-        drop = [it for it in items if pattern not in lab_id(it)[4:]]
+        # a glob, as the shell runner matched names: *PATTERN*
+        def hit(it: pytest.Item) -> bool:
+            return fnmatch.fnmatchcase(lab_id(it)[4:], f"*{pattern}*")
+        keep = [it for it in items if hit(it)]
+        drop = [it for it in items if not hit(it)]
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep

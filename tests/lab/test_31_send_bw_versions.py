@@ -35,6 +35,7 @@ def fake(pair, ours, upstream_bin, dev: str, gid: int):
     return run
 
 
+@pytest.mark.name("ours-refuses-{id}")
 @pytest.mark.parametrize("version", ["5.60", "5.5", "5.31", "abc"])
 def test_ours_refuses(fake, version: str, note) -> None:
     p = fake(version, "ours")
@@ -49,6 +50,7 @@ def test_ours_refuses(fake, version: str, note) -> None:
     note(f"ours refuses {version}: {next(l for l in s.splitlines() if repr(version) in l or version in l)}")
 
 
+@pytest.mark.name("upstream-refuses-5.60")
 def test_upstream_refuses_5_60(fake, note) -> None:
     p = fake("5.60", "up")
     ev = p.evidence()
@@ -59,6 +61,7 @@ def test_upstream_refuses_5_60(fake, note) -> None:
     note(f"upstream refuses 5.60; ours: {p.client.text.strip().splitlines()[-1]}")
 
 
+@pytest.mark.name("6.28-negotiates")
 def test_628_negotiates(fake, note) -> None:
     """Same options: 6.28's parameter negotiation passes, the run completes."""
     p = fake("6.28", "ours")
@@ -66,9 +69,10 @@ def test_628_negotiates(fake, note) -> None:
     assert p.server.rc == 0, f"server exit {p.server.rc}\n{ev}"
     assert p.client.rc == 0, f"client exit {p.client.rc}\n{ev}"
     assert results.shape(p.server.text) == results.shape(p.client.text), f"rows differ\n{ev}"
-    note(f"6.28 client, ours server: negotiated, {results.rows(p.client.text)[-1:]}")
+    note(f"6.28 client, ours server: negotiated, {'; '.join(map(str, results.rows(p.client.text)))}")
 
 
+@pytest.mark.name("6.28-mismatch-named")
 def test_628_mismatch_named(fake, note) -> None:
     """A different -s: both sides name the field with both values and stop
     before any traffic."""
@@ -83,7 +87,8 @@ def test_628_mismatch_named(fake, note) -> None:
     note(f"6.28 mismatch: {next(l for l in s.splitlines() if 'mismatch' in l).strip()}")
 
 
-@pytest.mark.parametrize("server", ["ours", "up"])
+@pytest.mark.name("6.29-vs-{id}")
+@pytest.mark.parametrize("server", ["ours", "up"], ids=["ours", "upstream"])
 def test_629_vs(fake, server: str) -> None:
     p = fake("6.29", server)
     ev = p.evidence()

@@ -20,7 +20,8 @@ LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_
 CALIB = ("Conflicting CPU frequency values detected: 0.000000 != 2000.000000.\n"
          "Correlation coefficient r^2: 0.53 < 0.9\n"
          " 65536      300              0.00               0.00               0.000000\n")
-TYPED = ["benchlib/labctl.py", "benchlib/results.py", "benchlib/caps.py", "benchlib/verdict.py"]
+TYPED = ["benchlib/labctl.py", "benchlib/results.py", "benchlib/caps.py", "benchlib/verdict.py",
+         "benchlib/tracecheck.py"]
 
 
 @case
