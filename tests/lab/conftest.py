@@ -146,7 +146,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[p
     return None
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # SIGTERM (tests/lab/run's session bound) ends the session like ^C: the
+    # finally blocks stop the pairs and shell tests still running.
+    signal.signal(signal.SIGTERM, _terminated)
     config.addinivalue_line("markers", "nodes(n): the test needs a lab of exactly n nodes")
     config.addinivalue_line("markers", "timeout(s): per-test time limit (pytest-timeout)")
     config.addinivalue_line("markers", "name(fmt): the result's name after lab/NN-name/ "

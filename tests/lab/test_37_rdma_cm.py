@@ -65,6 +65,7 @@ def cm(lab: Lab) -> None:
         pytest.skip(caps_reason)
 
 
+@pytest.mark.name("{id}")
 @pytest.mark.parametrize("cell,srv,cli", PARAMS)
 def test_cell(cm: None, lab: Lab, pair, ours, upstream_bin, dev: str, gid: int, note,
               cell: int, srv: str, cli: str) -> None:
