@@ -67,3 +67,63 @@ def check_tool_trace(runs: list[TraceRun], want: Mapping[str, int]) -> list[str]
             if bw and _int(r.get("wr_id", ""), 16) != (qpn << 48 | seq):
                 bad.append(f"wr_id {r.get('wr_id')}: {r}")
     return bad[:20]
+
+
+def check_preload_trace(runs: list[TraceRun], n: int, kind: str,
+                        unsignaled: bool = False) -> tuple[list[str], str]:
+    """The preload library's trace of one side of 6.06: kind "send" or
+    "recv" rows completed == n and no completed row of the other kind;
+    every send completed; per QP and direction, post and completion times
+    and sequence numbers rise (+1) over the completed rows; completion >=
+    post; status 0; nothing dropped, untracked, incomplete, unmatched or in
+    error in the run metadata. unsignaled: at least one send was retired by
+    a later CQE (own_cqe 0). Returns (problems, a one-line summary)."""
+    bad: list[str] = []
+    nrows = ns = nr = own = 0
+    last_post: dict[tuple[str, bool], int] = {}
+    last_comp: dict[tuple[str, bool], int] = {}
+    last_seq: dict[tuple[str, bool], int] = {}
+    for run in runs:
+        for r in run.rows:
+            nrows += 1
+            recv = r.get("opcode") == "RECV"
+            if r.get("t_comp_ns", "") == "":
+                if not recv:
+                    bad.append(f"send without completion: {r}")
+                continue
+            if recv:
+                nr += 1
+            else:
+                ns += 1
+                own += _int(r.get("own_cqe", ""))
+            post, comp, seq = r.get("t_post_ns", ""), _int(r["t_comp_ns"]), _int(r.get("seq", ""))
+            if post != "" and comp < _int(post):
+                bad.append(f"completion before post: {r}")
+            if r.get("status") != "0":
+                bad.append(f"error status: {r}")
+            k = (r.get("qp", ""), recv)
+            if post != "" and k in last_post and _int(post) < last_post[k]:
+                bad.append(f"post time goes back: {r}")
+            if k in last_comp and comp < last_comp[k]:
+                bad.append(f"completion time goes back: {r}")
+            if k in last_seq and seq != last_seq[k] + 1:
+                bad.append(f"sequence gap: {r}")
+            if post != "":
+                last_post[k] = _int(post)
+            last_comp[k] = comp
+            last_seq[k] = seq
+    want, other = (ns, nr) if kind == "send" else (nr, ns)
+    summary = f"{nrows} rows, {ns} send ({own} with their own CQE) + {nr} recv completed"
+    if unsignaled and kind == "send" and own >= ns:
+        bad.append("no unsignaled send retired by a later CQE")
+    if want != n:
+        bad.append(f"{want} {kind} rows completed, want {n}")
+    if other != 0:
+        bad.append(f"{other} rows of the other kind completed")
+    if not runs:
+        bad.append("no run in the trace")
+    for run in runs:
+        for key in ("dropped", "untracked", "incomplete", "unmatched", "errors"):
+            if run.meta.get(key) != "0":
+                bad.append(f"run metadata {key}={run.meta.get(key)}")
+    return bad[:20], summary

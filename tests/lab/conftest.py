@@ -264,6 +264,12 @@ def ours() -> Callable[[str], str]:
 
 
 @pytest.fixture
+def build_dirs() -> dict[str, Path]:
+    """Where the builds are: build (PT_BUILD), ours (its tools), upstream."""
+    return {"build": BUILD, "ours": OURS, "upstream": Path(UPSTREAM)}
+
+
+@pytest.fixture
 def upstream_bin() -> Callable[[str], str]:
     """upstream_bin(tool): Debian's 6.06 tool; skips the test when absent."""
     def path(tool: str) -> str:

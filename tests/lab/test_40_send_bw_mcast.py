@@ -80,6 +80,7 @@ def receiver_ok(rc: Any, text: str, size: int) -> str:
     return ""
 
 
+@pytest.mark.name("{id}")
 @pytest.mark.parametrize("who", ["sender", "receiver-peer", "receiver-connectionless"])
 def test_reports(exchange: dict[str, Any], who: str, note) -> None:
     p = exchange["pair"]
