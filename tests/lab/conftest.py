@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 TOP = HERE.parents[1]
 sys.path.insert(0, str(TOP / "bench"))
 
-from benchlib import caps, labctl, results  # noqa: E402
+from benchlib import caps, labctl  # noqa: E402
 
 BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
 OURS = Path(os.environ.get("LABTEST_OURS") or BUILD / "perftest")

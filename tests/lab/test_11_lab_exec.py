@@ -4,7 +4,6 @@ timeout, bad node, missing binary."""
 
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 

@@ -9,7 +9,7 @@ skips negotiation with a 6.06 peer. Our client plays the other version
 import pytest
 
 from benchlib import results
-from benchlib.labctl import Lab, Pair
+from benchlib.labctl import Pair
 
 pytestmark = pytest.mark.nodes(2)
 

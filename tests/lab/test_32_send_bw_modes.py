@@ -4,12 +4,11 @@
 6.06 as the peer), the -a JSON document, and SIGINT on a multicast receiver
 (exit 130, group left)."""
 
-import json
 import re
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 

@@ -17,7 +17,6 @@ from typing import Optional
 import pytest
 
 from benchlib import results
-from benchlib.labctl import Lab
 
 ALL = [1 << i for i in range(1, 24)]
 # tool, mode, arguments, sizes expected, iterations
