@@ -114,7 +114,6 @@ class ShItem(pytest.Item):
                 parts = l.split(None, 2) + [""] * 3
                 self.subresults.append((parts[1], parts[2].strip()))
         if self.subresults:
-            self.notes.append(f"  (lab/{self.name} took {took}s)")
             bad = [s for v, s in self.subresults if v not in ("pass", "skip")]
             if bad or rc != 0:
                 why = f"exit {rc}" if not bad else "failed: " + ", ".join(bad)
@@ -347,6 +346,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
     rep.lab_shnotes = list(getattr(item, "notes", []))
 
 
+_file_start: dict[Path, float] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Iterator[None]:
+    """After a test file's last item: "  (lab/NN-name took Ns)", the line
+    ci/test reads each lab test's time from."""
+    _file_start.setdefault(item.path, time.monotonic())
+    yield
+    if nextitem is None or nextitem.path != item.path:
+        took = time.monotonic() - _file_start.pop(item.path)
+        REPORT.text(f"  (lab/{test_name(item.path)} took {took:.0f}s)")
+
+
 def _evidence(rep: pytest.TestReport) -> str:
     text = rep.longreprtext
     return labctl.tail(text, 80, "  | ")
@@ -354,7 +367,7 @@ def _evidence(rep: pytest.TestReport) -> str:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     name = str(getattr(report, "lab_id", report.nodeid))
-    took = f" ({report.duration:.0f}s)"
+    took = f" ({report.duration:.0f} s)"
     sub: list[tuple[str, str]] = getattr(report, "lab_sub", [])
     if report.when == "call" and sub:          # a .sh test with RESULT lines
         for verdict, cell in sub:
