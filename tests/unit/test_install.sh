@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # TAP test: `make install DESTDIR=...` from the build directory puts every
-# file of the package in place (the eight tools and their pages, wrtrace and
-# its page, libwrtrace.so, perftest_plugin.h, perftest-plugin.pc), and a plugin
-# author needs nothing else: the example plugin builds against the installed
-# header found through the installed .pc file, and exports its entry point.
+# file of the package in place (the eight tools and their pages, wrtrace,
+# nicinfo and their pages, libwrtrace.so, perftest_plugin.h and
+# perftest-plugin.pc), and a plugin author needs nothing else: the example
+# plugin builds against the installed header found through the installed .pc
+# file, and exports its entry point.
 # The install directories come from the Makefile (packaging.am passes them in
 # PT_bindir, PT_man1dir, PT_includedir, PT_pluginsdir, PT_pkgconfigdir).
 set -u
@@ -25,7 +26,7 @@ TOOLS="ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat ib
 for v in PT_bindir PT_man1dir PT_includedir PT_pluginsdir PT_pkgconfigdir; do
 	[ -n "${!v:-}" ] || { echo "Bail out! $v not set (run through make check)"; exit 1; }
 done
-echo "1..$((2 * 8 + 10))"
+echo "1..$((2 * 8 + 12))"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
@@ -47,6 +48,8 @@ for t in $TOOLS; do
 done
 check "$PT_bindir/wrtrace is installed and runs (--help)" "$root$PT_bindir/wrtrace" --help
 check "$PT_man1dir/wrtrace.1 is installed" test -s "$root$PT_man1dir/wrtrace.1"
+check "$PT_bindir/nicinfo is installed and runs (--help)" "$root$PT_bindir/nicinfo" --help
+check "$PT_man1dir/nicinfo.1 is installed" test -s "$root$PT_man1dir/nicinfo.1"
 check "$PT_pluginsdir/libwrtrace.so is installed and exports perftest_plugin_ops" \
 	sh -c "nm -D --defined-only '$root$PT_pluginsdir/libwrtrace.so' | grep -E ' T perftest_plugin_ops(@|\$)'"
 check "$PT_includedir/perftest_plugin.h is installed, the same as plugin/perftest_plugin.h" \
