@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <cmocka.h>
-#include "clock.h"
-#include "engine.h"
-#include "fault.h"
+#include "util/clock.h"
+#include "perftest/engine/engine.h"
+#include "perftest/engine/fault.h"
 
 static const uint64_t S = 1000000000ull;
 

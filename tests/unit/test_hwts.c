@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "engine.h"
-#include "hooks.h"
-#include "hwts.h"
+#include "perftest/engine/engine.h"
+#include "plugin/hooks/hooks.h"
+#include "util/hwts.h"
 #include "mock_cqx.h"
-#include "wrtrace.h"
+#include "plugin/recorder/wrtrace.h"
 
 static void test_probe(void **state)
 {
@@ -486,7 +486,7 @@ static void test_split_end_to_end(void **state)
 	add(&m, 0, 461016, IBV_WC_SUCCESS); /* 2950502.4 ns -> sw 2000502 */
 	add(&m, 1, 461172, IBV_WC_SUCCESS); /* 2951500.8 ns -> sw 2001500 */
 	m.cqe[0].opcode = m.cqe[1].opcode = IBV_WC_SEND;
-	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+	assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 	pt_hooks_clock_fit(&clk.fit);
 	pt_hook_post(0, 0, 1, PT_PLUGIN_OP_SEND, 0, 1, 64, 1, 0, 2000000);
@@ -560,7 +560,7 @@ static void test_trace_domain(void **state)
 		c.hwclock = i == 0 ? &clk : NULL;
 		if (i == 2)
 			c.dev_attr.completion_timestamp_mask = 0;
-		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+		assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), 0);
 		assert_int_equal(pt_trace_begin(&c, true, false), 0);
 		assert_int_equal(pt_trace_end(&c, 0, 1000), 0);
 		pt_hooks_unload_all();
