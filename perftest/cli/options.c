@@ -19,17 +19,6 @@
  * option as LONG_BASE + its table index, so we know which spelling was typed. */
 #define LONG_BASE 256
 
-/* Print a parse error; returns 1 (the parser's failure status). */
-int pt_perr(FILE *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(err, fmt, ap);
-	va_end(ap);
-	return 1;
-}
-
 /* Strict unsigned number: decimal, or 0x-hex. No sign, no blanks, no
  * trailing garbage, no overflow. Upstream's strtol(base 0) reads "010" as 8;
  * we refuse a leading zero instead of guessing. end (may be NULL) receives

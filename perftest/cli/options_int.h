@@ -5,6 +5,7 @@
 #define PT_OPTIONS_INT_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include "params.h"
 
@@ -57,8 +58,18 @@ struct pt_parse_state {
 /* Derived parameters and cross-option validation (facts 3.1, 5.1). */
 int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err);
 
-/* Print a parse error to err; returns 1. */
-int pt_perr(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a parse error; returns 1 (the parser's failure status). Inline so
+ * that the parser and the checks share it without using each other. */
+static inline int pt_perr(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int pt_perr(FILE *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(err, fmt, ap);
+	va_end(ap);
+	return 1;
+}
 #define perr pt_perr
 
 #endif

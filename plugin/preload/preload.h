@@ -117,19 +117,29 @@ struct wrp_state {
 
 extern struct wrp_state wrp;
 
-/* preload.c */
+/* preload.c: the data path (uses none of the other preload files) */
 /* One WR posted on slot s at time t (only while a run is open). */
 void wrp_emit_post(struct wrp_slot *s, uint32_t opcode, uint64_t wr_id, uint32_t bytes,
 		   bool signaled, bool recv, uint64_t t);
 /* The slot of a QP we followed, NULL for others. */
 struct wrp_slot *wrp_slot_of_qpx(struct ibv_qp_ex *qpx);
+/* The slot of a QP we followed (the last one looked up first), NULL for others. */
+struct wrp_slot *wrp_slot_of_qp(struct ibv_qp *qp);
 /* The context's entry, NULL when not ours. */
 struct wrp_ctx *wrp_ctx_of(struct ibv_context *ctx);
+/* The patched ctx->ops.post_send and post_recv. */
+int wrp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int wrp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* Verbs opcodes as plugin opcodes. */
+uint32_t wrp_wr_opcode(enum ibv_wr_opcode op);
+uint32_t wrp_wc_opcode(enum ibv_wc_opcode op);
 /* Completions polled at software time t into the recorder; hw: their NIC
  * times, or NULL. Only while a run is open. */
 void wrp_emit_wcs(const struct ibv_wc *wc, int n, uint64_t t, const uint64_t *hw);
 /* The patched ctx->ops.poll_cq of a context without CQE stamps. */
 int wrp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+
+/* preload_ctl.c: contexts, QPs, the run, set-up */
 /* Patch a context just opened: ctx->ops post/poll, vctx->create_qp_ex.
  * 0, or -1 when the table is full (the context then runs untraced). */
 int wrp_attach_context(struct ibv_context *ctx);
@@ -147,8 +157,6 @@ void wrp_teardown(void);
 /* Install our builders on qpx (idempotent; after ibv_modify_qp too, as
  * mlx5 rewrites wr_complete on every transition to RTS or RESET). */
 void wrp_wrap_qpx(struct wrp_slot *s, struct ibv_qp_ex *qpx);
-uint32_t wrp_wr_opcode(enum ibv_wr_opcode op);
-uint32_t wrp_wc_opcode(enum ibv_wc_opcode op);
 
 /* preload_cq.c */
 typedef struct ibv_cq *(*wrp_create_cq_fn)(struct ibv_context *, int, void *,

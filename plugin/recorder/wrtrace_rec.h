@@ -122,9 +122,52 @@ static inline void fill_row(struct wrt_rec *r, uint32_t qp, const struct fifo_en
 	r->flags = base | (e->signaled ? WRT_SIGNALED : 0);
 }
 
-/* WR e retired by the CQE that is its own (wrtrace.c). */
-void wrt_retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e, bool posted,
-		    const struct pt_plugin_completion *ev);
+/* WR e retired by the CQE that is its own: its row (or, over the cap, the
+ * histograms), and the CQE timeline the gaps are measured on. !posted: a
+ * receive posted before the run, no post time. Here, not in wrtrace.c, so
+ * the FIFO path and the deferred rows (wrtrace_defer.c) share it without
+ * using each other. */
+static inline void wrt_retire_own(struct wrt *w, uint32_t qp, const struct fifo_ent *e,
+				  bool posted, const struct pt_plugin_completion *ev)
+{
+	bool hw = ev->flags & PT_PLUGIN_COMP_HW_TS, recv = ev->flags & PT_PLUGIN_COMP_RECV;
+	uint64_t t = ev->t_poll_ns;
+
+	if (__builtin_expect(w->nrec < w->rec_cap, 1)) {
+		struct wrt_rec *r = &w->recs[w->nrec++];
+
+		r->wr_id = e->wr_id;
+		r->seq = e->seq;
+		r->t_post = e->t_post;
+		r->t_comp = t;
+		r->hw_ns = hw ? ev->hw_ns : 0;
+		r->qp = qp;
+		r->bytes = recv && ev->bytes ? ev->bytes : e->bytes; /* received length */
+		r->opcode = e->opcode;
+		r->status = (uint8_t)(ev->status > 255 ? 255 : ev->status);
+		r->flags = WRT_DONE | WRT_CQE | (posted ? WRT_POSTED : 0) | (recv ? WRT_RECV : 0) |
+			   (e->signaled ? WRT_SIGNALED : 0) | (hw ? WRT_HW : 0);
+	} else {
+		w->meta.dropped++;
+		if (posted && ev->status == 0)
+			wrt_hist_add(recv ? w->ov.recv_lat : w->ov.send_lat, t - e->t_post);
+		if (w->have_sw)
+			wrt_hist_add(w->ov.gap_sw, t >= w->last_sw ? t - w->last_sw : 0);
+		if (hw && w->have_hw) {
+			if ((int64_t)(ev->hw_ns - w->last_hw) >= 0)
+				wrt_hist_add(w->ov.gap_hw, ev->hw_ns - w->last_hw);
+			else
+				w->ov.gap_hw_negative++;
+		}
+	}
+	w->last_sw = t;
+	w->have_sw = true;
+	if (hw) {
+		w->last_hw = ev->hw_ns;
+		w->have_hw = true;
+	}
+}
+
 
 /* Deferred rows (wrtrace_defer.c). start: at run start, unless the
  * config says nodefer or memory is short; rows: build the rows so far and
