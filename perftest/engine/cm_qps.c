@@ -45,7 +45,7 @@ static enum rdma_port_space port_space(const struct pt_ctx *c)
 static void conn_param(const struct pt_ctx *c, const struct rdma_conn_param *req,
 		       struct rdma_conn_param *cp)
 {
-	uint8_t depth = (uint8_t)(c->out_reads > 255 ? 255 : c->out_reads);
+	uint8_t depth = (uint8_t)(c->run.out_reads > 255 ? 255 : c->run.out_reads);
 
 	memset(cp, 0, sizeof(*cp));
 	cp->responder_resources = depth;
@@ -63,10 +63,10 @@ static int create_qp(struct pt_ctx *c, int i, struct rdma_cm_id *id, char *why, 
 {
 	struct ibv_qp_init_attr_ex a;
 
-	if (id->verbs != c->verbs)
+	if (id->verbs != c->dev.verbs)
 		return pt_cm_why(why, len, EINVAL,
 				 "rdma_cm reaches the peer through %s, not %s: give -d that device or the peer address on %s",
-				 ibv_get_device_name(id->verbs->device), c->devname, c->devname);
+				 ibv_get_device_name(id->verbs->device), c->dev.devname, c->dev.devname);
 	pt_qp_init_attr(c, &a);
 	if (rdma_create_qp_ex(id, &a))
 		return pt_cm_why(why, len, errno, "rdma_create_qp_ex for QP %d: %s", i, strerror(errno));
@@ -77,12 +77,12 @@ static int create_qp(struct pt_ctx *c, int i, struct rdma_cm_id *id, char *why, 
 /* Post or reap one small message on QP i's own buffers (UD handshake). */
 static int post_one(struct pt_ctx *c, int i, bool recv)
 {
-	struct pt_qp *q = &c->qps[i];
+	struct pt_qp *q = &c->res.qps[i];
 	uint32_t qpn = htonl(q->qp->qp_num);
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(recv ? q->recv_buf : q->send_buf),
 		.length = recv ? PT_UD_GRH + sizeof(qpn) : sizeof(qpn),
-		.lkey = c->mr->lkey,
+		.lkey = c->res.mr->lkey,
 	};
 
 	if (recv) {
@@ -122,20 +122,20 @@ static int poll_one(struct ibv_cq *cq, uint64_t deadline, struct ibv_wc *wc, cha
 static int client_ud_peer(struct pt_ctx *c, int i, const struct rdma_cm_event *ev,
 			  uint64_t deadline, char *why, size_t len)
 {
-	struct pt_qp *q = &c->qps[i];
+	struct pt_qp *q = &c->res.qps[i];
 	struct ibv_wc wc;
 	int r;
 
 	q->remote_qpn = ev->param.ud.qp_num;
 	q->remote_qkey = ev->param.ud.qkey;
-	q->ah = ibv_create_ah(c->pd, (struct ibv_ah_attr *)&ev->param.ud.ah_attr);
+	q->ah = ibv_create_ah(c->res.pd, (struct ibv_ah_attr *)&ev->param.ud.ah_attr);
 	if (!q->ah)
 		return pt_cm_why(why, len, errno, "AH for QP %d from rdma_cm: %s", i, strerror(errno));
 	if (!ud_handshake(c))
 		return 0;
 	if (post_one(c, i, false))
 		return pt_cm_why(why, len, errno, "sending our QPN: %s", strerror(errno));
-	r = poll_one(c->send_cq, deadline, &wc, why, len);
+	r = poll_one(c->res.send_cq, deadline, &wc, why, len);
 	return r;
 }
 
@@ -143,21 +143,21 @@ static int client_ud_peer(struct pt_ctx *c, int i, const struct rdma_cm_event *e
 static int server_ud_peers(struct pt_ctx *c, struct pt_cm_qps *m, uint64_t deadline,
 			   char *why, size_t len)
 {
-	for (int k = 0; k < c->num_qps; k++) {
+	for (int k = 0; k < c->res.num_qps; k++) {
 		struct ibv_qp_attr qa;
 		struct ibv_qp_init_attr ia;
 		struct ibv_wc wc;
 		struct pt_qp *q = NULL;
-		int r = poll_one(c->recv_cq, deadline, &wc, why, len), i;
+		int r = poll_one(c->res.recv_cq, deadline, &wc, why, len), i;
 
 		if (r)
 			return r;
-		for (i = 0; i < c->num_qps && !q; i++)
-			if (c->qps[i].qp->qp_num == wc.qp_num)
-				q = &c->qps[i];
+		for (i = 0; i < c->res.num_qps && !q; i++)
+			if (c->res.qps[i].qp->qp_num == wc.qp_num)
+				q = &c->res.qps[i];
 		if (!q || !(wc.wc_flags & IBV_WC_WITH_IMM))
 			return pt_cm_why(why, len, EPROTO, "unexpected UD message (QP 0x%x)", wc.qp_num);
-		q->ah = ibv_create_ah_from_wc(c->pd, &wc, (struct ibv_grh *)q->recv_buf,
+		q->ah = ibv_create_ah_from_wc(c->res.pd, &wc, (struct ibv_grh *)q->recv_buf,
 					      m->q[i - 1].id->port_num);
 		if (!q->ah)
 			return pt_cm_why(why, len, errno, "AH from the client's message: %s", strerror(errno));
@@ -177,14 +177,14 @@ static void release_one(struct pt_ctx *c, struct pt_cm_qps *m, int i)
 		return;
 	if (m->q[i].connected && !is_ud(c))
 		rdma_disconnect(id);
-	if (c->qps[i].ah) {
-		ibv_destroy_ah(c->qps[i].ah);
-		c->qps[i].ah = NULL;
+	if (c->res.qps[i].ah) {
+		ibv_destroy_ah(c->res.qps[i].ah);
+		c->res.qps[i].ah = NULL;
 	}
 	if (id->qp)
 		rdma_destroy_qp(id);
-	c->qps[i].qp = NULL;
-	c->qps[i].qpx = NULL;
+	c->res.qps[i].qp = NULL;
+	c->res.qps[i].qpx = NULL;
 	rdma_destroy_id(id);
 	m->q[i].id = NULL;
 	m->q[i].connected = false;
@@ -321,17 +321,17 @@ static int server_accept(struct pt_ctx *c, struct pt_cm_qps *m, uint64_t deadlin
 int pt_cm_qps_connect(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
-	struct pt_oob *o = &c->oob;
+	struct pt_oob *o = &c->peer.oob;
 	uint64_t deadline = pt_cm_deadline(o->connect_timeout_ms);
 	struct pt_cm_qps *m;
 	char why[256] = "";
 	int r;
 
-	m = calloc(1, sizeof(*m) + (size_t)c->num_qps * sizeof(m->q[0]));
+	m = calloc(1, sizeof(*m) + (size_t)c->res.num_qps * sizeof(m->q[0]));
 	if (!m)
 		return -1;
-	c->cm_qps = m;
-	m->n = c->num_qps;
+	c->peer.cm_qps = m;
+	m->n = c->res.num_qps;
 	m->ech = rdma_create_event_channel();
 	if (!m->ech) {
 		fprintf(stderr, " rdma_create_event_channel: %s\n", strerror(errno));
@@ -340,7 +340,7 @@ int pt_cm_qps_connect(struct pt_ctx *c)
 	pt_cm_nonblock(m->ech->fd);
 	/* Listening before the barrier spares the client a first reject. */
 	r = p->oob.is_client ? 0 : server_listen(c, m, why, sizeof(why));
-	if (!r && pt_oob_barrier(o, c->use_gid, NULL)) {
+	if (!r && pt_oob_barrier(o, c->peer.use_gid, NULL)) {
 		fprintf(stderr, " Barrier before the rdma_cm connection failed: %s\n", pt_oob_strerror(o));
 		return -1;
 	}
@@ -360,7 +360,7 @@ int pt_cm_qps_connect(struct pt_ctx *c)
 		rdma_destroy_id(m->listen_id);
 		m->listen_id = NULL;
 	}
-	if (pt_oob_barrier(o, c->use_gid, NULL)) {
+	if (pt_oob_barrier(o, c->peer.use_gid, NULL)) {
 		fprintf(stderr, " Barrier after the rdma_cm connection failed: %s\n", pt_oob_strerror(o));
 		return -1;
 	}
@@ -369,7 +369,7 @@ int pt_cm_qps_connect(struct pt_ctx *c)
 
 void pt_cm_qps_destroy(struct pt_ctx *c)
 {
-	struct pt_cm_qps *m = c->cm_qps;
+	struct pt_cm_qps *m = c->peer.cm_qps;
 
 	if (!m)
 		return;
@@ -380,5 +380,5 @@ void pt_cm_qps_destroy(struct pt_ctx *c)
 	if (m->ech)
 		rdma_destroy_event_channel(m->ech);
 	free(m);
-	c->cm_qps = NULL;
+	c->peer.cm_qps = NULL;
 }

@@ -34,8 +34,8 @@ struct pt_qp {
 	uint64_t recv_posted, received;
 };
 
-struct pt_ctx {
-	const struct pt_params *p;
+/* The device as opened: no peer needed yet (pt_dev_open). */
+struct pt_dev {
 	struct ibv_context *verbs;
 	struct ibv_device_attr_ex dev_attr;
 	struct ibv_port_attr port_attr;
@@ -44,13 +44,22 @@ struct pt_ctx {
 	int gid_index;              /* -1 on IB without -x */
 	union ibv_gid gid;
 	char netdev[64];            /* RoCE: the GID's netdev ("" if unknown) */
+	/* -R: rdma_cm's device list (verbs is one of them) */
+	struct ibv_context **cm_devices;
+};
+
+/* This run's shape, settled with the peer: what the loops size by. */
+struct pt_run {
 	enum ibv_mtu mtu;           /* after the exchange with the peer */
 	int page_size, cache_line;  /* max of both sides */
 	uint64_t size;              /* message size of the current run */
 	uint64_t max_size;          /* buffers are sized for this */
 	int tx_depth, rx_depth, cq_mod, inline_size;
 	int out_reads;              /* READ/ATOMIC in flight we accept (-o); else 1 */
+};
 
+/* The verbs resources the loops post and poll on (pt_resources_create). */
+struct pt_res {
 	struct ibv_pd *pd;
 	uint8_t *buf;
 	size_t region;              /* bytes per region; 2 per QP */
@@ -60,30 +69,47 @@ struct pt_ctx {
 	struct ibv_cq *send_cq, *recv_cq;
 	int num_qps;
 	struct pt_qp *qps;
-	struct pt_key *my_keys, *rem_keys;
-
-	struct pt_oob oob;
-	bool use_gid;               /* key messages carry a GID (108 bytes) */
-	/* -R: rdma_cm's device list (c->verbs is one of them) and data ids */
-	struct ibv_context **cm_devices;
-	struct pt_cm_qps *cm_qps;
-
 	/* hardware CQE timestamps: with a plugin listening on a device that
 	 * stamps CQEs, both CQs are ex-CQs polled through these (hwts.h) */
 	bool hwts;
 	struct pt_cqx send_cqx, recv_cqx;
 	struct pt_hwclock *hwclock;
 	char hwts_note[160];        /* why there are none, for the run info */
+};
 
-	/* multicast */
-	bool mcast_attached;
+/* The peer: the out-of-band channel and what it told us. */
+struct pt_peer {
+	struct pt_oob oob;
+	bool use_gid;               /* key messages carry a GID (108 bytes) */
+	struct pt_key *my_keys, *rem_keys;
+	struct pt_cm_qps *cm_qps;   /* -R: the data QPs' rdma_cm ids */
+};
+
+/* Multicast membership. */
+struct pt_mcast {
+	bool attached;
 	int igmp_fd;                /* socket holding the IPv4 group membership */
 	uint8_t mgid[16];
+};
 
-	/* what the header block and JSON say about this run */
+/* What the header block and JSON say about this run. */
+struct pt_out {
 	char test_name[96];
 	struct pt_test_info info;
 	struct pt_json *json;       /* --out_json accumulator, NULL otherwise */
+};
+
+/* A tool's whole state, grouped by who needs it: the options (p), the
+ * device, this run's shape, the resources the loops use, the peer,
+ * multicast, and what is reported. */
+struct pt_ctx {
+	const struct pt_params *p;
+	struct pt_dev dev;
+	struct pt_run run;
+	struct pt_res res;
+	struct pt_peer peer;
+	struct pt_mcast mcast;
+	struct pt_out out;
 };
 
 /* Zero a context before first use (sockets and fds start closed). */
@@ -96,7 +122,7 @@ extern volatile sig_atomic_t pt_interrupted;
 /* device.c, qp_create.c ------------------------------------------------------------ */
 /* Open the device (-d or the first), query port and GID: no network yet. */
 int pt_dev_open(struct pt_ctx *c, const struct pt_params *p);
-/* PD, buffer, MR, CQs and QPs in INIT, sized for c->max_size. */
+/* PD, buffer, MR, CQs and QPs in INIT, sized for c->run.max_size. */
 int pt_resources_create(struct pt_ctx *c);
 /* QP i's creation attributes (CQs, depths, type, post API) and, once a QP
  * exists (ours or rdma_cm's), its place in the context. */
@@ -112,7 +138,7 @@ unsigned pt_mtu_bytes(enum ibv_mtu m);
 /* qp.c ----------------------------------------------------------------------------- */
 /* Our key message for QP i (after pt_resources_create). */
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
-/* RTR (and RTS when we send), AHs for UD senders, from c->rem_keys. */
+/* RTR (and RTS when we send), AHs for UD senders, from c->peer.rem_keys. */
 int pt_qps_connect(struct pt_ctx *c, bool will_send);
 /* Post n receives on QP i (UD adds the GRH room). */
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
@@ -132,22 +158,23 @@ void pt_cm_qps_destroy(struct pt_ctx *c);
 /* hwts_cq.c: CQs with hardware timestamps -------------------------------------- */
 #define PT_HWTS_ENV "PERFTEST_HWTS"   /* "off": plain CQs even when tracing */
 /* Create send_cq/recv_cq: ex-CQs with CQE timestamps when a plugin listens
- * and the device stamps CQEs (then c->hwts), else plain ones. */
+ * and the device stamps CQEs (then c->res.hwts), else plain ones. */
 int pt_cqs_create(struct pt_ctx *c, int ncq_send, int ncq_recv);
-int pt_poll_cq_hw(struct pt_ctx *c, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns);
+int pt_poll_cq_hw(struct pt_res *r, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns);
 /* What the loops poll with: ibv_poll_cq, or with hardware timestamps the
- * ex-CQ, hw_ns[k] then holding completion k's NIC time in ns. */
-static inline int pt_poll_cq(struct pt_ctx *c, bool recv, int n, struct ibv_wc *wc,
+ * ex-CQ, hw_ns[k] then holding completion k's NIC time in ns. Sees only the
+ * resources. */
+static inline int pt_poll_cq(struct pt_res *r, bool recv, int n, struct ibv_wc *wc,
 			     uint64_t *hw_ns)
 {
-	if (__builtin_expect(!c->hwts, 1))
-		return ibv_poll_cq(recv ? c->recv_cq : c->send_cq, n, wc);
-	return pt_poll_cq_hw(c, recv, n, wc, hw_ns);
+	if (__builtin_expect(!r->hwts, 1))
+		return ibv_poll_cq(recv ? r->recv_cq : r->send_cq, n, wc);
+	return pt_poll_cq_hw(r, recv, n, wc, hw_ns);
 }
 /* For the hooks: &hw_ns[k] when completion k has a NIC time, else NULL. */
-static inline const uint64_t *pt_hw_ns(const struct pt_ctx *c, const uint64_t *hw_ns, int k)
+static inline const uint64_t *pt_hw_ns(const struct pt_res *r, const uint64_t *hw_ns, int k)
 {
-	return c->hwts ? &hw_ns[k] : NULL;
+	return r->hwts ? &hw_ns[k] : NULL;
 }
 
 /* mcast.c -------------------------------------------------------------------------- */
@@ -172,7 +199,7 @@ int pt_session_xchg_keys(struct pt_ctx *c, bool print);
 int pt_session_barrier(struct pt_ctx *c);
 /* A barrier with no timeout (keepalive instead) while the peer runs. */
 int pt_session_wait_peer_run(struct pt_ctx *c);
-/* Fill c->info and print the header block (and start the JSON document). */
+/* Fill c->out.info and print the header block (and start the JSON document). */
 int pt_session_print_header(struct pt_ctx *c);
 /* Print (and record in JSON) one BW result row. */
 void pt_session_bw_row(struct pt_ctx *c, const struct pt_bw_result *r);

@@ -60,7 +60,7 @@ int pt_fd_peer_closed(int fd)
 /* The out-of-band channel: a TCP socket, or rdma_cm's channel with -z/-R. */
 static int oob_peer_closed(const struct pt_ctx *c)
 {
-	const struct pt_oob *o = &c->oob;
+	const struct pt_oob *o = &c->peer.oob;
 
 	if (o->msg)
 		return o->msg->peer_gone && o->msg->peer_gone(o->msg_ctx);
@@ -119,7 +119,7 @@ void pt_say_partial(const struct pt_ctx *c, uint64_t done, uint64_t want, uint64
  * that put it there, still queued on one of the CQs (each is in order). */
 static void flush_cause(const struct pt_ctx *c)
 {
-	struct ibv_cq *cqs[2] = { c->send_cq, c->recv_cq };
+	struct ibv_cq *cqs[2] = { c->res.send_cq, c->res.recv_cq };
 	struct ibv_wc wc[16];
 
 	for (int k = 0; k < 2; k++) {
@@ -134,7 +134,7 @@ static void flush_cause(const struct pt_ctx *c)
 				fprintf(stderr, " Cause, the first other error queued: status %d: %s on QP %d (QPN 0x%06x),"
 					" %s WR #%llu (wr_id 0x%llx)\n", wc[j].status,
 					ibv_wc_status_str(wc[j].status), pt_wrid_qp(wc[j].wr_id), wc[j].qp_num,
-					cqs[k] == c->recv_cq ? "receive" : "send",
+					cqs[k] == c->res.recv_cq ? "receive" : "send",
 					(unsigned long long)pt_wrid_index(wc[j].wr_id),
 					(unsigned long long)wc[j].wr_id);
 				return;
@@ -152,9 +152,9 @@ int pt_wc_error(const struct pt_ctx *c, const struct ibv_wc *wc, const char *sid
 		" on QP %d (QPN 0x%06x), %s WR #%llu (wr_id 0x%llx)\n",
 		side, wc->status, ibv_wc_status_str(wc->status), wc->vendor_err, qp, wc->qp_num,
 		recv ? "receive" : "send", (unsigned long long)seq, (unsigned long long)wc->wr_id);
-	if (!recv && c->p->tool->kind == PT_KIND_BW && qp >= 0 && qp < c->num_qps)
-		fprintf(stderr, " scnt=%llu, ccnt=%llu\n", (unsigned long long)c->qps[qp].posted,
-			(unsigned long long)c->qps[qp].completed);
+	if (!recv && c->p->tool->kind == PT_KIND_BW && qp >= 0 && qp < c->res.num_qps)
+		fprintf(stderr, " scnt=%llu, ccnt=%llu\n", (unsigned long long)c->res.qps[qp].posted,
+			(unsigned long long)c->res.qps[qp].completed);
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		flush_cause(c);
 	if (oob_peer_closed(c))

@@ -39,7 +39,7 @@ static pt_hwclock_info_fn clock_info_of(struct ibv_context *ctx)
 
 static struct ibv_cq *plain_cq(struct pt_ctx *c, int n)
 {
-	return ibv_create_cq(c->verbs, n, NULL, c->channel, 0);
+	return ibv_create_cq(c->dev.verbs, n, NULL, c->res.channel, 0);
 }
 
 /* Timestamps wanted and possible? If not, why (for the run info). */
@@ -49,83 +49,83 @@ static bool want_hwts(struct pt_ctx *c)
 	struct pt_hwts_caps caps;
 	pt_hwclock_info_fn info;
 
-	pt_hwts_probe(&c->dev_attr, c->devname, &caps);
+	pt_hwts_probe(&c->dev.dev_attr, c->dev.devname, &caps);
 	if (!caps.supported) {
-		snprintf(c->hwts_note, sizeof(c->hwts_note), "%s", caps.why);
+		snprintf(c->res.hwts_note, sizeof(c->res.hwts_note), "%s", caps.why);
 		return false;
 	}
 	if (env && !strcmp(env, "off")) {
-		snprintf(c->hwts_note, sizeof(c->hwts_note), "turned off by %s=off", PT_HWTS_ENV);
+		snprintf(c->res.hwts_note, sizeof(c->res.hwts_note), "turned off by %s=off", PT_HWTS_ENV);
 		return false;
 	}
 	if (!pt_hooks_count())
 		return false;
-	info = clock_info_of(c->verbs);
-	c->hwclock = calloc(1, sizeof(*c->hwclock));
-	if (!c->hwclock || pt_hwclock_init_ex(c->hwclock, caps.hz, caps.mask, pt_hwclock_read_ibv,
-					      c->verbs, info, c->verbs)) {
-		snprintf(c->hwts_note, sizeof(c->hwts_note), "cannot set up the NIC clock");
-		free(c->hwclock);
-		c->hwclock = NULL;
+	info = clock_info_of(c->dev.verbs);
+	c->res.hwclock = calloc(1, sizeof(*c->res.hwclock));
+	if (!c->res.hwclock || pt_hwclock_init_ex(c->res.hwclock, caps.hz, caps.mask, pt_hwclock_read_ibv,
+					      c->dev.verbs, info, c->dev.verbs)) {
+		snprintf(c->res.hwts_note, sizeof(c->res.hwts_note), "cannot set up the NIC clock");
+		free(c->res.hwclock);
+		c->res.hwclock = NULL;
 		return false;
 	}
 	/* an mlx5 whose clock info cannot be read: say why the domain is hca */
-	if (info && !c->hwclock->use_ci)
+	if (info && !c->res.hwclock->use_ci)
 		fprintf(stderr, " mlx5 clock info of %s unavailable (%s): CQE times converted with "
-			"hca_core_clock (%s)\n", c->devname, strerror(-c->hwclock->info_error),
-			c->hwclock->domain);
+			"hca_core_clock (%s)\n", c->dev.devname, strerror(-c->res.hwclock->info_error),
+			c->res.hwclock->domain);
 	return true;
 }
 
 static int hw_cqs(struct pt_ctx *c, int ncq_send, int ncq_recv)
 {
 	char err[160];
-	struct ibv_cq_ex *s = pt_cqx_create(c->verbs, ncq_send, c->channel, true, err, sizeof(err));
-	struct ibv_cq_ex *r = s ? pt_cqx_create(c->verbs, ncq_recv, c->channel, true, err, sizeof(err))
+	struct ibv_cq_ex *s = pt_cqx_create(c->dev.verbs, ncq_send, c->res.channel, true, err, sizeof(err));
+	struct ibv_cq_ex *r = s ? pt_cqx_create(c->dev.verbs, ncq_recv, c->res.channel, true, err, sizeof(err))
 				: NULL;
 
 	if (!r) {
 		/* e.g. a device whose QPs take only real-time stamps (facts 3.4) */
 		if (s)
 			ibv_destroy_cq(ibv_cq_ex_to_cq(s));
-		snprintf(c->hwts_note, sizeof(c->hwts_note), "%s", err);
+		snprintf(c->res.hwts_note, sizeof(c->res.hwts_note), "%s", err);
 		return -1;
 	}
-	c->send_cq = ibv_cq_ex_to_cq(s);
-	c->recv_cq = ibv_cq_ex_to_cq(r);
-	c->send_cqx = (struct pt_cqx){ .cq = s, .clk = c->hwclock };
-	c->recv_cqx = (struct pt_cqx){ .cq = r, .clk = c->hwclock };
-	c->hwts = true;
+	c->res.send_cq = ibv_cq_ex_to_cq(s);
+	c->res.recv_cq = ibv_cq_ex_to_cq(r);
+	c->res.send_cqx = (struct pt_cqx){ .cq = s, .clk = c->res.hwclock };
+	c->res.recv_cqx = (struct pt_cqx){ .cq = r, .clk = c->res.hwclock };
+	c->res.hwts = true;
 	/* the first pair of clock readings; a device without a readable clock
 	 * still stamps CQEs, the plugins then have no fit to map them with */
-	if (pt_hwclock_sample(c->hwclock))
+	if (pt_hwclock_sample(c->res.hwclock))
 		fprintf(stderr, " NIC clock of %s not readable (%s): CQE times stay on the NIC clock\n",
-			c->devname, strerror(-c->hwclock->last_error));
+			c->dev.devname, strerror(-c->res.hwclock->last_error));
 	return 0;
 }
 
 int pt_cqs_create(struct pt_ctx *c, int ncq_send, int ncq_recv)
 {
 	if (!(want_hwts(c) && !hw_cqs(c, ncq_send, ncq_recv))) {
-		if (c->hwclock && c->hwts_note[0])
+		if (c->res.hwclock && c->res.hwts_note[0])
 			fprintf(stderr, " CQE timestamps unavailable (%s): software times only\n",
-				c->hwts_note);
-		c->send_cq = plain_cq(c, ncq_send);
-		c->recv_cq = plain_cq(c, ncq_recv);
+				c->res.hwts_note);
+		c->res.send_cq = plain_cq(c, ncq_send);
+		c->res.recv_cq = plain_cq(c, ncq_recv);
 	}
-	if (!c->send_cq || !c->recv_cq) {
+	if (!c->res.send_cq || !c->res.recv_cq) {
 		fprintf(stderr, " Couldn't create CQs: %s\n", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-int pt_poll_cq_hw(struct pt_ctx *c, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns)
+int pt_poll_cq_hw(struct pt_res *r, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns)
 {
-	int got = pt_cqx_poll(recv ? &c->recv_cqx : &c->send_cqx, n, wc, hw_ns);
+	int got = pt_cqx_poll(recv ? &r->recv_cqx : &r->send_cqx, n, wc, hw_ns);
 
 	/* cheap until the period is up: one clock read and a compare */
-	if (pt_hwclock_tick(c->hwclock, pt_now_ns()))
-		pt_hooks_clock_fit(&c->hwclock->fit);
+	if (pt_hwclock_tick(r->hwclock, pt_now_ns()))
+		pt_hooks_clock_fit(&r->hwclock->fit);
 	return got;
 }

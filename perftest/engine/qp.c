@@ -12,15 +12,15 @@
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 {
 	memset(k, 0, sizeof(*k));
-	k->lid = c->port_attr.lid;
-	k->out_reads = (uint16_t)c->out_reads;
-	k->qpn = c->qps[i].qp->qp_num;
-	k->psn = c->qps[i].psn;
-	k->rkey = c->mr->rkey;
-	k->vaddr = (uint64_t)(uintptr_t)c->qps[i].recv_buf;
-	k->gid_index = c->gid_index;
-	if (c->gid_index >= 0)
-		memcpy(k->gid, c->gid.raw, 16);
+	k->lid = c->dev.port_attr.lid;
+	k->out_reads = (uint16_t)c->run.out_reads;
+	k->qpn = c->res.qps[i].qp->qp_num;
+	k->psn = c->res.qps[i].psn;
+	k->rkey = c->res.mr->rkey;
+	k->vaddr = (uint64_t)(uintptr_t)c->res.qps[i].recv_buf;
+	k->gid_index = c->dev.gid_index;
+	if (c->dev.gid_index >= 0)
+		memcpy(k->gid, c->dev.gid.raw, 16);
 }
 
 static void fill_ah_attr(struct pt_ctx *c, const struct pt_key *rem, struct ibv_ah_attr *ah)
@@ -31,10 +31,10 @@ static void fill_ah_attr(struct pt_ctx *c, const struct pt_key *rem, struct ibv_
 	ah->dlid = rem->lid;
 	ah->sl = (uint8_t)p->dev.sl;
 	ah->port_num = (uint8_t)p->dev.ib_port;
-	if (c->gid_index >= 0) {
+	if (c->dev.gid_index >= 0) {
 		ah->is_global = 1;
 		memcpy(ah->grh.dgid.raw, rem->gid, 16);
-		ah->grh.sgid_index = (uint8_t)c->gid_index;
+		ah->grh.sgid_index = (uint8_t)c->dev.gid_index;
 		ah->grh.hop_limit = 0xff;
 		ah->grh.traffic_class = (uint8_t)p->dev.tclass;
 	}
@@ -43,19 +43,19 @@ static void fill_ah_attr(struct pt_ctx *c, const struct pt_key *rem, struct ibv_
 static int to_rtr_rts(struct pt_ctx *c, int i, bool will_send)
 {
 	const struct pt_params *p = c->p;
-	const struct pt_key *rem = &c->rem_keys[i];
-	struct pt_qp *q = &c->qps[i];
+	const struct pt_key *rem = &c->peer.rem_keys[i];
+	struct pt_qp *q = &c->res.qps[i];
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
 	int mask = IBV_QP_STATE;
 
 	if (p->conn.type != PT_CONN_UD) {
-		a.path_mtu = c->mtu;
+		a.path_mtu = c->run.mtu;
 		a.dest_qp_num = rem->qpn;
 		a.rq_psn = rem->psn;
 		fill_ah_attr(c, rem, &a.ah_attr);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (p->conn.type == PT_CONN_RC) {
-			a.max_dest_rd_atomic = (uint8_t)c->out_reads;
+			a.max_dest_rd_atomic = (uint8_t)c->run.out_reads;
 			a.min_rnr_timer = 12;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
@@ -89,17 +89,17 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
 	/* -R: rdma_cm connected them, with the peer's QPN and AH (cm_qps.c) */
 	if (c->p->conn.rdma_cm_qps)
 		return 0;
-	for (int i = 0; i < c->num_qps; i++) {
+	for (int i = 0; i < c->res.num_qps; i++) {
 		if (to_rtr_rts(c, i, will_send))
 			return -1;
-		c->qps[i].remote_qpn = c->rem_keys[i].qpn;
+		c->res.qps[i].remote_qpn = c->peer.rem_keys[i].qpn;
 		/* UD senders need an AH before any WR is built (facts 4.2). */
 		if (c->p->conn.type == PT_CONN_UD && will_send) {
 			struct ibv_ah_attr ah;
 
-			fill_ah_attr(c, &c->rem_keys[i], &ah);
-			c->qps[i].ah = ibv_create_ah(c->pd, &ah);
-			if (!c->qps[i].ah) {
+			fill_ah_attr(c, &c->peer.rem_keys[i], &ah);
+			c->res.qps[i].ah = ibv_create_ah(c->res.pd, &ah);
+			if (!c->res.qps[i].ah) {
 				fprintf(stderr, " Failed to create AH for QP %d: %s\n", i, strerror(errno));
 				return -1;
 			}
@@ -112,30 +112,30 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
  * time, wrapping after a page (cycle buffer), as upstream does. */
 static size_t cycle_offset(const struct pt_ctx *c, uint64_t k)
 {
-	uint64_t cycle = (uint64_t)c->page_size, step;
+	uint64_t cycle = (uint64_t)c->run.page_size, step;
 
 	/* latency tests keep one address: write_lat polls its last byte */
-	if (c->size > cycle / 2 || c->p->tool->kind == PT_KIND_LAT)
+	if (c->run.size > cycle / 2 || c->p->tool->kind == PT_KIND_LAT)
 		return 0;
-	step = (c->size + (uint64_t)c->cache_line - 1) / (uint64_t)c->cache_line * (uint64_t)c->cache_line;
-	if (step < (uint64_t)c->cache_line)
-		step = (uint64_t)c->cache_line;
+	step = (c->run.size + (uint64_t)c->run.cache_line - 1) / (uint64_t)c->run.cache_line * (uint64_t)c->run.cache_line;
+	if (step < (uint64_t)c->run.cache_line)
+		step = (uint64_t)c->run.cache_line;
 	return (size_t)((k % (cycle / step)) * step);
 }
 
 int pt_post_recv(struct pt_ctx *c, int i, uint64_t n)
 {
-	struct pt_qp *q = &c->qps[i];
+	struct pt_qp *q = &c->res.qps[i];
 	bool ud = c->p->conn.type == PT_CONN_UD;
 	/* UD: the 40-byte GRH lands first; keep the payload cache-line aligned. */
-	size_t base = ud ? (size_t)c->cache_line - PT_UD_GRH : 0;
+	size_t base = ud ? (size_t)c->run.cache_line - PT_UD_GRH : 0;
 
 	for (uint64_t j = 0; j < n; j++) {
 		uint64_t k = q->recv_posted;
 		struct ibv_sge sge = {
 			.addr = (uintptr_t)(q->recv_buf + base + (ud ? 0 : cycle_offset(c, k))),
-			.length = (uint32_t)(c->size + (ud ? PT_UD_GRH : 0)),
-			.lkey = c->mr->lkey,
+			.length = (uint32_t)(c->run.size + (ud ? PT_UD_GRH : 0)),
+			.lkey = c->res.mr->lkey,
 		};
 		struct ibv_recv_wr wr = {
 			.wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK),
@@ -160,7 +160,7 @@ int pt_post_recv(struct pt_ctx *c, int i, uint64_t n)
  * completion retires every earlier WR of its QP (FIFO). */
 static bool signaled(const struct pt_ctx *c, uint64_t k, uint64_t iters)
 {
-	return (k + 1) % (uint64_t)c->cq_mod == 0 || (iters && k + 1 == iters);
+	return (k + 1) % (uint64_t)c->run.cq_mod == 0 || (iters && k + 1 == iters);
 }
 
 /* What WR k of QP i moves: the local buffer, its length, and for RDMA
@@ -174,20 +174,20 @@ struct wr_target {
 
 static void wr_target(const struct pt_ctx *c, int i, uint64_t k, struct wr_target *t)
 {
-	const struct pt_qp *q = &c->qps[i];
+	const struct pt_qp *q = &c->res.qps[i];
 	size_t off = cycle_offset(c, k);
 
 	t->local = q->send_buf + off;
-	t->len = c->p->tool->verb == PT_VERB_ATOMIC ? 8 : (uint32_t)c->size;
-	t->raddr = c->rem_keys[i].vaddr + off;
-	t->rkey = c->rem_keys[i].rkey;
+	t->len = c->p->tool->verb == PT_VERB_ATOMIC ? 8 : (uint32_t)c->run.size;
+	t->raddr = c->peer.rem_keys[i].vaddr + off;
+	t->rkey = c->peer.rem_keys[i].rkey;
 }
 
 static bool use_inline(const struct pt_ctx *c)
 {
 	enum pt_verb v = c->p->tool->verb;
 
-	return (v == PT_VERB_SEND || v == PT_VERB_WRITE) && c->size <= (uint64_t)c->inline_size;
+	return (v == PT_VERB_SEND || v == PT_VERB_WRITE) && c->run.size <= (uint64_t)c->run.inline_size;
 }
 
 /* The builder for the tool's verb (facts 4.2: setters follow the builder). */
@@ -213,7 +213,7 @@ static void wr_build(const struct pt_ctx *c, struct ibv_qp_ex *qx, const struct 
 
 static int post_send_new(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 {
-	struct pt_qp *q = &c->qps[i];
+	struct pt_qp *q = &c->res.qps[i];
 	struct ibv_qp_ex *qx = q->qpx;
 	bool ud = c->p->conn.type == PT_CONN_UD;
 	bool inl = use_inline(c);
@@ -233,7 +233,7 @@ static int post_send_new(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 		if (inl)
 			ibv_wr_set_inline_data(qx, t.local, t.len);
 		else
-			ibv_wr_set_sge(qx, c->mr->lkey, (uintptr_t)t.local, t.len);
+			ibv_wr_set_sge(qx, c->res.mr->lkey, (uintptr_t)t.local, t.len);
 	}
 	return ibv_wr_complete(qx);
 }
@@ -258,7 +258,7 @@ uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c)
 static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 {
 	enum { MAX_CHAIN = 64 };
-	struct pt_qp *q = &c->qps[i];
+	struct pt_qp *q = &c->res.qps[i];
 	struct ibv_send_wr wr[MAX_CHAIN], *bad;
 	struct ibv_sge sge[MAX_CHAIN];
 	enum ibv_wr_opcode op = old_opcode(c);
@@ -275,7 +275,7 @@ static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 
 			wr_target(c, i, k, &t);
 			sge[j] = (struct ibv_sge){
-				.addr = (uintptr_t)t.local, .length = t.len, .lkey = c->mr->lkey,
+				.addr = (uintptr_t)t.local, .length = t.len, .lkey = c->res.mr->lkey,
 			};
 			wr[j] = (struct ibv_send_wr){
 				.wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK),
@@ -310,14 +310,14 @@ static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 
 int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
 {
-	int rc = c->qps[i].qpx ? post_send_new(c, i, n, iters) : post_send_old(c, i, n, iters);
+	int rc = c->res.qps[i].qpx ? post_send_new(c, i, n, iters) : post_send_old(c, i, n, iters);
 
 	if (rc) {
 		fprintf(stderr, " Couldn't post send on QP %d: %s (posted %llu)\n", i, strerror(rc),
-			(unsigned long long)c->qps[i].posted);
+			(unsigned long long)c->res.qps[i].posted);
 		return -1;
 	}
-	c->qps[i].posted += n;
+	c->res.qps[i].posted += n;
 	return 0;
 }
 

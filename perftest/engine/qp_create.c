@@ -33,16 +33,16 @@ void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a)
 	const struct pt_params *p = c->p;
 
 	memset(a, 0, sizeof(*a));
-	a->send_cq = c->send_cq;
-	a->recv_cq = c->recv_cq;
-	a->cap.max_send_wr = (uint32_t)c->tx_depth;
-	a->cap.max_recv_wr = (uint32_t)c->rx_depth;
+	a->send_cq = c->res.send_cq;
+	a->recv_cq = c->res.recv_cq;
+	a->cap.max_send_wr = (uint32_t)c->run.tx_depth;
+	a->cap.max_recv_wr = (uint32_t)c->run.rx_depth;
 	a->cap.max_send_sge = 1;
 	a->cap.max_recv_sge = 1;
-	a->cap.max_inline_data = (uint32_t)c->inline_size;
+	a->cap.max_inline_data = (uint32_t)c->run.inline_size;
 	a->qp_type = qp_type_for(p->conn.type);
 	a->comp_mask = IBV_QP_INIT_ATTR_PD;
-	a->pd = c->pd;
+	a->pd = c->res.pd;
 	if (!p->traffic.use_old_post_send) {
 		a->comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		a->send_ops_flags = send_ops_for(p->tool->verb);
@@ -51,15 +51,15 @@ void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a)
 
 void pt_qp_adopt(struct pt_ctx *c, int i, struct ibv_qp *qp)
 {
-	struct pt_qp *q = &c->qps[i];
+	struct pt_qp *q = &c->res.qps[i];
 
 	q->qp = qp;
 	if (!c->p->traffic.use_old_post_send)
 		q->qpx = ibv_qp_to_qp_ex(qp);
 	q->psn = (uint32_t)lrand48() & 0xffffff;
 	q->remote_qkey = PT_QKEY;
-	q->send_buf = c->buf + (size_t)i * c->region;
-	q->recv_buf = c->buf + (size_t)(c->num_qps + i) * c->region;
+	q->send_buf = c->res.buf + (size_t)i * c->res.region;
+	q->recv_buf = c->res.buf + (size_t)(c->res.num_qps + i) * c->res.region;
 }
 
 int pt_qp_create(struct pt_ctx *c, int i)
@@ -75,7 +75,7 @@ int pt_qp_create(struct pt_ctx *c, int i)
 	struct ibv_qp *qp;
 
 	pt_qp_init_attr(c, &a);
-	qp = ibv_create_qp_ex(c->verbs, &a);
+	qp = ibv_create_qp_ex(c->dev.verbs, &a);
 	if (!qp) {
 		fprintf(stderr, " Couldn't create QP %d: %s\n"
 			" Requested QP size might be too big. Try reducing TX depth and/or inline size.\n",

@@ -82,7 +82,7 @@ static void window_tick(struct pt_ctx *c, struct window *w, struct pt_bw_meas *m
  * the arming); the sleep is capped so the window and stall checks still run. */
 static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, struct ibv_cq *b)
 {
-	struct pollfd pfd = { .fd = c->channel->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c->res.channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 
@@ -95,7 +95,7 @@ static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, stru
 		return 0;
 	}
 	if (poll(&pfd, 1, 100) == 1) {
-		if (ibv_get_cq_event(c->channel, &ev_cq, &ev_ctx)) {
+		if (ibv_get_cq_event(c->res.channel, &ev_cq, &ev_ctx)) {
 			fprintf(stderr, " Failed to get a CQ event\n");
 			return -1;
 		}
@@ -109,14 +109,14 @@ static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, stru
  * stopped). Cheap enough for the empty-poll path only. */
 static bool peer_done(const struct pt_ctx *c)
 {
-	struct pollfd pfd = { .fd = c->oob.fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c->peer.oob.fd, .events = POLLIN };
 
-	return c->oob.fd >= 0 && poll(&pfd, 1, 0) == 1;
+	return c->peer.oob.fd >= 0 && poll(&pfd, 1, 0) == 1;
 }
 
 static int meas_alloc(const struct pt_ctx *c, struct pt_bw_meas *m, bool peak)
 {
-	uint64_t n = c->p->traffic.iters * (uint64_t)c->num_qps;
+	uint64_t n = c->p->traffic.iters * (uint64_t)c->res.num_qps;
 	pt_bw_period_fn on_period = m->on_period;   /* the caller's, kept */
 
 	memset(m, 0, sizeof(*m));
@@ -176,11 +176,11 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 	unsigned pl = (unsigned)c->p->traffic.post_list;
 	uint32_t op = pt_wr_plugin_opcode(c);
 
-	for (int i = 0; i < c->num_qps; i++) {
-		struct pt_qp *q = &c->qps[i];
+	for (int i = 0; i < c->res.num_qps; i++) {
+		struct pt_qp *q = &c->res.qps[i];
 
 		while ((!iters || q->posted < iters) &&
-		       q->posted + pl <= (uint64_t)c->tx_depth + q->completed) {
+		       q->posted + pl <= (uint64_t)c->run.tx_depth + q->completed) {
 			uint64_t t = PT_HOOK_NOW, first = q->posted;
 
 			if (m->tposted) {
@@ -198,8 +198,8 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 				if (pl == 1 && !last)
 					pt_hook_post_one((uint32_t)i, first, wr_id, t);
 				else
-					pt_hook_post((uint32_t)i, first, pl, op, wr_id, 1, (uint32_t)c->size,
-						     (uint32_t)c->cq_mod,
+					pt_hook_post((uint32_t)i, first, pl, op, wr_id, 1, (uint32_t)c->run.size,
+						     (uint32_t)c->run.cq_mod,
 						     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
 			}
 			*posted_total += pl;
@@ -213,7 +213,7 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 {
 	struct ibv_wc wc[POLL_BATCH];
 	uint64_t hw[POLL_BATCH], now;   /* NIC CQE times, with hardware timestamps */
-	int n = pt_poll_cq(c, false, POLL_BATCH, wc, hw);
+	int n = pt_poll_cq(&c->res, false, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		fprintf(stderr, " Poll on the send CQ failed\n");
@@ -228,11 +228,11 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		uint64_t upto, credit;
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id), &wc[k], false,
-			   now, pt_hw_ns(c, hw, k));
+			   now, pt_hw_ns(&c->res, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", false,
 					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
-		q = &c->qps[pt_wrid_qp(wc[k].wr_id)];
+		q = &c->res.qps[pt_wrid_qp(wc[k].wr_id)];
 		upto = pt_wrid_index(wc[k].wr_id) + 1;
 		credit = upto - q->completed;
 		q->completed = upto;
@@ -251,15 +251,15 @@ static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now);
 
 static void reset_counters(struct pt_ctx *c)
 {
-	for (int i = 0; i < c->num_qps; i++) {
-		c->qps[i].posted = c->qps[i].completed = 0;
-		c->qps[i].received = 0;
+	for (int i = 0; i < c->res.num_qps; i++) {
+		c->res.qps[i].posted = c->res.qps[i].completed = 0;
+		c->res.qps[i].received = 0;
 	}
 }
 
 int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 {
-	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->num_qps;
+	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->res.num_qps;
 	uint64_t posted = 0, done = 0, now;
 	struct window w;
 	int n;
@@ -275,7 +275,7 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 		window_tick(c, &w, m, now);
 		if (post_window(c, m, iters, &posted) || (n = poll_send(c, m, &w, &done)) < 0)
 			return -1;
-		if (n == 0 && c->channel && wait_event(c, &w, c->send_cq, NULL))
+		if (n == 0 && c->res.channel && wait_event(c, &w, c->res.send_cq, NULL))
 			return -1;
 		if (pt_interrupted) {
 			m->interrupted = !w.infinite;
@@ -302,7 +302,7 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 {
 	struct ibv_wc wc[POLL_BATCH];
 	uint64_t iters = c->p->traffic.iters, now, hw[POLL_BATCH];
-	int n = pt_poll_cq(c, true, POLL_BATCH, wc, hw);
+	int n = pt_poll_cq(&c->res, true, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		fprintf(stderr, " Poll on the receive CQ failed\n");
@@ -322,16 +322,16 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		int i;
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now,
-			   pt_hw_ns(c, hw, k));
+			   pt_hw_ns(&c->res, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", true,
 					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
 		i = pt_wrid_qp(wc[k].wr_id);
-		c->qps[i].received++;
+		c->res.qps[i].received++;
 		(*got)++;
 		if (in_sample(w, now))
 			m->msgs++;
-		if ((w->duration || c->qps[i].recv_posted < iters) && pt_post_recv(c, i, 1))
+		if ((w->duration || c->res.qps[i].recv_posted < iters) && pt_post_recv(c, i, 1))
 			return -1;
 	}
 	PT_TEST_STOP(PT_STAGE_RUN);
@@ -353,12 +353,12 @@ static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now)
 		return false;
 	if (c->p->mcast.connectionless)
 		return now - w->last_progress >= 1000000000ull;
-	return peer_done(c) && !pt_fd_peer_closed(c->oob.fd);
+	return peer_done(c) && !pt_fd_peer_closed(c->peer.oob.fd);
 }
 
 int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 {
-	uint64_t want = c->p->traffic.iters * (uint64_t)c->num_qps;
+	uint64_t want = c->p->traffic.iters * (uint64_t)c->res.num_qps;
 	uint64_t got = 0, t_first = 0, t_last = 0, now;
 	struct window w;
 	int n;
@@ -375,7 +375,7 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 			window_tick(c, &w, m, now);
 		if ((n = poll_recv(c, m, &w, &got, &t_first, &t_last)) < 0)
 			return -1;
-		if (n == 0 && c->channel && wait_event(c, &w, c->recv_cq, NULL))
+		if (n == 0 && c->res.channel && wait_event(c, &w, c->res.recv_cq, NULL))
 			return -1;
 		if (pt_interrupted) {
 			m->interrupted = !w.infinite;
@@ -410,7 +410,7 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
  * on its first receive. */
 int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 {
-	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->num_qps;
+	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->res.num_qps;
 	uint64_t posted = 0, done = 0, got = 0, t_first = 0, t_last = 0, now;
 	struct pt_bw_meas rx = { 0 };
 	bool client = c->p->oob.is_client;
@@ -434,7 +434,7 @@ int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
 		if ((ns = poll_send(c, m, &w, &done)) < 0 ||
 		    (nr = poll_recv(c, &rx, &w, &got, &t_first, &t_last)) < 0)
 			return -1;
-		if (ns + nr == 0 && c->channel && wait_event(c, &w, c->send_cq, c->recv_cq))
+		if (ns + nr == 0 && c->res.channel && wait_event(c, &w, c->res.send_cq, c->res.recv_cq))
 			return -1;
 		if (pt_interrupted) {
 			m->interrupted = !w.infinite;

@@ -143,7 +143,7 @@ static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
  * still run, and acked. An event of the other CQ only wakes us early. */
 static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 {
-	struct pollfd pfd = { .fd = r->c->channel->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = r->c->res.channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 
@@ -156,7 +156,7 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 		return 0;
 	}
 	if (poll(&pfd, 1, 100) == 1) {
-		if (ibv_get_cq_event(r->c->channel, &ev_cq, &ev_ctx)) {
+		if (ibv_get_cq_event(r->c->res.channel, &ev_cq, &ev_ctx)) {
 			fprintf(stderr, " Failed to get a CQ event\n");
 			return -1;
 		}
@@ -172,10 +172,10 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc *wc,
 		   uint64_t *hw_ns)
 {
-	struct ibv_cq *cq = recv ? r->c->recv_cq : r->c->send_cq;
+	struct ibv_cq *cq = recv ? r->c->res.recv_cq : r->c->res.send_cq;
 
 	for (;;) {
-		int n = pt_poll_cq(r->c, recv, 1, wc, hw_ns);
+		int n = pt_poll_cq(&r->c->res, recv, 1, wc, hw_ns);
 		uint64_t now;
 
 		if (n < 0) {
@@ -194,7 +194,7 @@ static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "completion"))
 			return wait_ended(r, now);
-		if (r->c->channel && lat_sleep(r, cq))
+		if (r->c->res.channel && lat_sleep(r, cq))
 			return -1;
 	}
 }
@@ -219,14 +219,14 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 	int rc;
 
 	/* per-iteration numbering restarts the signaling rule every WR */
-	r->c->qps[0].posted = 0;
+	r->c->res.qps[0].posted = 0;
 	if (pt_post_send(r->c, 0, 1, 1))
 		return -1;
-	pt_hook_post(0, i, 1, pt_wr_plugin_opcode(r->c), 0, 1, (uint32_t)r->c->size, 1,
+	pt_hook_post(0, i, 1, pt_wr_plugin_opcode(r->c), 0, 1, (uint32_t)r->c->run.size, 1,
 		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
 	rc = wait_cq(r, false, side, &wc, &hw_ns);
 	if (rc == 1)
-		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(r->c, &hw_ns, 0));
+		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(&r->c->res, &hw_ns, 0));
 	return rc;
 }
 
@@ -241,8 +241,8 @@ static int recv_one(struct lat_run *r, const char *side)
 
 	if (rc <= 0)
 		return rc;
-	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(c, &hw_ns, 0));
-	if ((r->duration || c->qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
+	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(&c->res, &hw_ns, 0));
+	if ((r->duration || c->res.qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
 		return -1;
 	return 1;
 }
@@ -274,7 +274,7 @@ int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
  * region) reaches want. */
 static int wait_byte(struct lat_run *r, uint8_t want)
 {
-	volatile uint8_t *last = r->c->qps[0].recv_buf + r->c->size - 1;
+	volatile uint8_t *last = r->c->res.qps[0].recv_buf + r->c->run.size - 1;
 
 	while (*last != want) {
 		uint64_t now = pt_now_ns();
@@ -290,7 +290,7 @@ int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m)
 {
 	bool client = c->p->oob.is_client;
 	const char *side = client ? "client" : "server";
-	uint8_t *payload_last = c->qps[0].send_buf + c->size - 1;
+	uint8_t *payload_last = c->res.qps[0].send_buf + c->run.size - 1;
 	struct lat_run r;
 	uint64_t i;
 	int rc;

@@ -23,16 +23,16 @@ static bool full_output(const struct pt_ctx *c)
 
 static int oob_fail(struct pt_ctx *c, const char *what)
 {
-	fprintf(stderr, " %s: %s\n", what, pt_oob_strerror(&c->oob));
+	fprintf(stderr, " %s: %s\n", what, pt_oob_strerror(&c->peer.oob));
 	return -1;
 }
 
 int pt_session_start(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
-	struct pt_oob *o = &c->oob;
-	int32_t page = c->page_size, line = c->cache_line;
-	int mtu = (int)c->mtu;
+	struct pt_oob *o = &c->peer.oob;
+	int32_t page = c->run.page_size, line = c->run.cache_line;
+	int mtu = (int)c->run.mtu;
 	bool cm = p->conn.rdma_cm_oob;   /* -z (and -R): messages over rdma_cm */
 
 	pt_oob_set_timeout(o, p->oob.timeout_sec ? p->oob.timeout_sec * 1000 : -1);
@@ -66,12 +66,12 @@ int pt_session_start(struct pt_ctx *c)
 	}
 	if (o->peer.sysdata && pt_oob_xchg_sysdata(o, &page, &line))
 		return oob_fail(c, "Failed to exchange page size and cache line with the peer");
-	c->page_size = page;
-	c->cache_line = line;
+	c->run.page_size = page;
+	c->run.cache_line = line;
 	if (o->peer.mtu_xchg) {
 		if (pt_oob_xchg_mtu(o, &mtu))
 			return oob_fail(c, "Failed to exchange the MTU with the peer");
-		c->mtu = (enum ibv_mtu)mtu;
+		c->run.mtu = (enum ibv_mtu)mtu;
 	}
 	return 0;
 }
@@ -100,14 +100,14 @@ static void negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	n->v[PT_NEG_TEST_TYPE] = timed ? PT_NEG_DURATION : PT_NEG_ITERATIONS;
 	n->v[PT_NEG_REPORT_FMT] = p->report.gbits ? PT_NEG_GBS : PT_NEG_MBS;
 	/* -a allocates for the largest size, after the UD clamp to the MTU */
-	n->v[PT_NEG_SIZE_F] = (int64_t)(t->all_sizes ? c->max_size : c->size);
+	n->v[PT_NEG_SIZE_F] = (int64_t)(t->all_sizes ? c->run.max_size : c->run.size);
 	n->v[PT_NEG_ITERS] = timed ? 0 : (int64_t)t->iters;
-	n->v[PT_NEG_NUM_QPS] = c->num_qps;
+	n->v[PT_NEG_NUM_QPS] = c->res.num_qps;
 	n->v[PT_NEG_DURATION_S] = t->duration;
 	n->v[PT_NEG_USE_RDMA_CM] = p->conn.rdma_cm_oob;
-	memcpy(n->dev_attr, &c->dev_attr.orig_attr,
-	       sizeof(c->dev_attr.orig_attr) < PT_NEG_DEV_ATTR_LEN ?
-		       sizeof(c->dev_attr.orig_attr) : PT_NEG_DEV_ATTR_LEN);
+	memcpy(n->dev_attr, &c->dev.dev_attr.orig_attr,
+	       sizeof(c->dev.dev_attr.orig_attr) < PT_NEG_DEV_ATTR_LEN ?
+		       sizeof(c->dev.dev_attr.orig_attr) : PT_NEG_DEV_ATTR_LEN);
 }
 
 int pt_session_negotiate(struct pt_ctx *c)
@@ -117,21 +117,21 @@ int pt_session_negotiate(struct pt_ctx *c)
 	char why[256];
 	int32_t peer_rd;
 
-	if (!c->oob.peer.negotiate || c->p->mcast.connectionless)
+	if (!c->peer.oob.peer.negotiate || c->p->mcast.connectionless)
 		return 0;
 	negotiate_fill(c, &mine);
-	if (pt_oob_xchg_negotiate(&c->oob, &mine, &theirs))
+	if (pt_oob_xchg_negotiate(&c->peer.oob, &mine, &theirs))
 		return oob_fail(c, "Failed to negotiate parameters");
 	if (pt_neg_compare(&mine, &theirs, why, sizeof(why))) {
 		fprintf(stderr, " %s\n Failed to negotiate parameters (peer perftest %s)\n", why,
-			c->oob.peer.shown);
+			c->peer.oob.peer.shown);
 		return -1;
 	}
 	/* The peer's responder depth bounds our outstanding READs/atomics. */
 	memcpy(&peer_rd, theirs.dev_attr + offsetof(struct ibv_device_attr, max_qp_rd_atom),
 	       sizeof(peer_rd));
-	if ((v == PT_VERB_READ || v == PT_VERB_ATOMIC) && peer_rd > 0 && peer_rd < c->out_reads)
-		c->out_reads = peer_rd;
+	if ((v == PT_VERB_READ || v == PT_VERB_ATOMIC) && peer_rd > 0 && peer_rd < c->run.out_reads)
+		c->run.out_reads = peer_rd;
 	return 0;
 }
 
@@ -145,12 +145,12 @@ static bool gid_v4(const uint8_t *g)
 
 static void my_key(struct pt_ctx *c, int i)
 {
-	pt_key_fill(c, i, &c->my_keys[i]);
+	pt_key_fill(c, i, &c->peer.my_keys[i]);
 	/* A multicast receiver advertises the group, not its QP (facts 3.3). */
-	if (c->mcast_attached) {
-		memcpy(c->my_keys[i].gid, c->mgid, 16);
-		c->my_keys[i].qpn = PT_MCAST_QPN;
-		c->my_keys[i].lid = 0;
+	if (c->mcast.attached) {
+		memcpy(c->peer.my_keys[i].gid, c->mcast.mgid, 16);
+		c->peer.my_keys[i].qpn = PT_MCAST_QPN;
+		c->peer.my_keys[i].lid = 0;
 	}
 }
 
@@ -169,7 +169,7 @@ static void print_key(struct pt_ctx *c, const struct pt_key *k, bool remote)
 		.vaddr = k->vaddr,
 		.show_out = v == PT_VERB_READ,
 		.show_rkey_vaddr = v == PT_VERB_READ || v == PT_VERB_WRITE,
-		.show_gid = c->gid_index >= 0 || mcast_side,
+		.show_gid = c->dev.gid_index >= 0 || mcast_side,
 		.gid_is_mgid = mcast_side,
 	};
 
@@ -180,24 +180,24 @@ static void print_key(struct pt_ctx *c, const struct pt_key *k, bool remote)
 
 void pt_session_print_keys(struct pt_ctx *c, bool remote)
 {
-	for (int i = 0; i < c->num_qps; i++)
-		print_key(c, remote ? &c->rem_keys[i] : &c->my_keys[i], remote);
+	for (int i = 0; i < c->res.num_qps; i++)
+		print_key(c, remote ? &c->peer.rem_keys[i] : &c->peer.my_keys[i], remote);
 }
 
 int pt_session_xchg_keys(struct pt_ctx *c, bool print)
 {
-	for (int i = 0; i < c->num_qps; i++)
+	for (int i = 0; i < c->res.num_qps; i++)
 		my_key(c, i);
 	if (print)
 		pt_session_print_keys(c, false);
 	PT_TEST_STOP(PT_STAGE_KEYS);
-	for (int i = 0; i < c->num_qps; i++) {
-		if (pt_oob_xchg_key(&c->oob, c->use_gid, &c->my_keys[i], &c->rem_keys[i]))
+	for (int i = 0; i < c->res.num_qps; i++) {
+		if (pt_oob_xchg_key(&c->peer.oob, c->peer.use_gid, &c->peer.my_keys[i], &c->peer.rem_keys[i]))
 			return oob_fail(c, "Failed to exchange data between server and clients");
 		if (print)
-			print_key(c, &c->rem_keys[i], true);
+			print_key(c, &c->peer.rem_keys[i], true);
 	}
-	if (c->use_gid && gid_v4(c->my_keys[0].gid) != gid_v4(c->rem_keys[0].gid)) {
+	if (c->peer.use_gid && gid_v4(c->peer.my_keys[0].gid) != gid_v4(c->peer.rem_keys[0].gid)) {
 		fprintf(stderr, " Found Incompatibility issue with GID types.\n"
 			" Both sides must use IPv4-mapped GIDs or neither (check -x and -M).\n");
 		return -1;
@@ -207,7 +207,7 @@ int pt_session_xchg_keys(struct pt_ctx *c, bool print)
 
 int pt_session_barrier(struct pt_ctx *c)
 {
-	if (pt_oob_barrier(&c->oob, c->use_gid, &c->my_keys[0]))
+	if (pt_oob_barrier(&c->peer.oob, c->peer.use_gid, &c->peer.my_keys[0]))
 		return oob_fail(c, "Barrier with the peer failed");
 	return 0;
 }
@@ -218,13 +218,13 @@ int pt_session_barrier(struct pt_ctx *c)
  * peer that exits closes the socket. */
 int pt_session_wait_peer_run(struct pt_ctx *c)
 {
-	int saved = c->oob.timeout_ms, rc;
+	int saved = c->peer.oob.timeout_ms, rc;
 
 	PT_TEST_STOP(PT_STAGE_RUN);
-	pt_oob_keepalive(&c->oob, 10);
-	c->oob.timeout_ms = -1;
-	rc = pt_oob_barrier(&c->oob, c->use_gid, &c->my_keys[0]);
-	c->oob.timeout_ms = saved;
+	pt_oob_keepalive(&c->peer.oob, 10);
+	c->peer.oob.timeout_ms = -1;
+	rc = pt_oob_barrier(&c->peer.oob, c->peer.use_gid, &c->peer.my_keys[0]);
+	c->peer.oob.timeout_ms = saved;
 	if (rc == -ECONNRESET || rc == -EPIPE || rc == -ETIMEDOUT)
 		return oob_fail(c, "The peer went away during the run");
 	return rc ? oob_fail(c, "Barrier with the peer failed") : 0;
@@ -253,9 +253,9 @@ int pt_session_print_header(struct pt_ctx *c)
 	bool sender = p->oob.is_client || t->bidirectional || !bw;
 	bool receiver = !p->oob.is_client || t->bidirectional || !bw;
 	bool reads = p->tool->verb == PT_VERB_READ || p->tool->verb == PT_VERB_ATOMIC;
-	char *name = c->test_name;
+	char *name = c->out.test_name;
 
-	snprintf(name, sizeof(c->test_name), "%s %s%s%s%s%sTest", verb_name(p->tool->verb),
+	snprintf(name, sizeof(c->out.test_name), "%s %s%s%s%s%sTest", verb_name(p->tool->verb),
 		 p->tool->verb == PT_VERB_ATOMIC ?
 			 (t->atomic_type == PT_ATOMIC_CMP_AND_SWAP ? "CMP_AND_SWAP " : "FETCH_AND_ADD ") : "",
 		 bw && t->bidirectional ? "Bidirectional " : "",
@@ -264,35 +264,35 @@ int pt_session_print_header(struct pt_ctx *c)
 	struct pt_test_info info = {
 		.test_name = name,
 		.events = t->use_event,
-		.events_name = c->devname,
+		.events_name = c->dev.devname,
 		.mcast_ud = p->mcast.enabled,
-		.device = c->devname,
-		.num_qps = c->num_qps,
-		.transport = c->verbs->device->transport_type == IBV_TRANSPORT_IWARP ? "IW" : "IB",
+		.device = c->dev.devname,
+		.num_qps = c->res.num_qps,
+		.transport = c->dev.verbs->device->transport_type == IBV_TRANSPORT_IWARP ? "IW" : "IB",
 		.connection = conn_name(p->conn.type),
 		.pcie_relax = "ON",
 		.wr_api = !t->use_old_post_send,
-		.tx_depth = sender ? c->tx_depth : -1,
+		.tx_depth = sender ? c->run.tx_depth : -1,
 		.post_list = t->post_list,
-		.rx_depth = receiver && p->tool->verb == PT_VERB_SEND ? c->rx_depth : -1,
-		.cq_mod = bw ? c->cq_mod : -1,
-		.mtu = pt_mtu_bytes(c->mtu),
-		.link_type = c->is_roce ? "Ethernet" : "IB",
-		.gid_index = c->gid_index,
+		.rx_depth = receiver && p->tool->verb == PT_VERB_SEND ? c->run.rx_depth : -1,
+		.cq_mod = bw ? c->run.cq_mod : -1,
+		.mtu = pt_mtu_bytes(c->run.mtu),
+		.link_type = c->dev.is_roce ? "Ethernet" : "IB",
+		.gid_index = c->dev.gid_index,
 		.outstanding_reads = reads,
-		.max_inline = c->inline_size,
-		.out_reads = c->out_reads,
+		.max_inline = c->run.inline_size,
+		.out_reads = c->run.out_reads,
 		.rdma_cm_qps = p->conn.rdma_cm_qps,
 		.data_ex_method = p->conn.rdma_cm_oob ? "rdma_cm" : "Ethernet",
 		.tos = p->dev.tos,
 	};
 
-	c->info = info;
+	c->out.info = info;
 	if (full_output(c))
-		pt_report_header(stdout, &c->info);
+		pt_report_header(stdout, &c->out.info);
 	if (p->report.out_json) {
-		c->json = pt_json_begin(&c->info, (enum pt_output_mode)p->report.output);
-		if (!c->json) {
+		c->out.json = pt_json_begin(&c->out.info, (enum pt_output_mode)p->report.output);
+		if (!c->out.json) {
 			fprintf(stderr, " Couldn't start the JSON report\n");
 			return -1;
 		}
@@ -309,15 +309,15 @@ void pt_session_bw_row(struct pt_ctx *c, const struct pt_bw_result *r)
 	else
 		pt_report_bw_number(stdout, (enum pt_output_mode)out, r);
 	fflush(stdout);
-	if (c->json)
-		pt_json_add_bw(c->json, r);
+	if (c->out.json)
+		pt_json_add_bw(c->out.json, r);
 }
 
 int pt_session_finish(struct pt_ctx *c)
 {
 	int rc = 0;
 
-	if (c->json && pt_json_write(c->json, c->p->report.out_json_file)) {
+	if (c->out.json && pt_json_write(c->out.json, c->p->report.out_json_file)) {
 		fprintf(stderr, " Couldn't write %s\n", c->p->report.out_json_file);
 		rc = -1;
 	}

@@ -50,38 +50,38 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 {
 	struct pt_hwts_caps caps;
 	uint32_t qpn[64];
-	uint32_t n = c->num_qps < 64 ? (uint32_t)c->num_qps : 64;
+	uint32_t n = c->res.num_qps < 64 ? (uint32_t)c->res.num_qps : 64;
 	char err[256];
 
 	if (!pt_hooks_count())
 		return 0;
-	pt_hwts_probe(&c->dev_attr, c->devname, &caps);
+	pt_hwts_probe(&c->dev.dev_attr, c->dev.devname, &caps);
 	for (uint32_t i = 0; i < n; i++)
-		qpn[i] = c->qps[i].qp->qp_num;
+		qpn[i] = c->res.qps[i].qp->qp_num;
 	struct pt_plugin_run_info info = {
 		.struct_size = sizeof(info),
 		.run = run++,
 		.tool = c->p->tool->name,
-		.device = c->devname,
+		.device = c->dev.devname,
 		.role = c->p->oob.is_client ? PT_PLUGIN_ROLE_CLIENT : PT_PLUGIN_ROLE_SERVER,
 		.conn = conn_of(c->p->conn.type),
 		.directions = (sends ? PT_PLUGIN_DIR_SEND : 0) | (recvs ? PT_PLUGIN_DIR_RECV : 0),
 		.num_qps = n,
 		.qp_nums = qpn,
-		.msg_size = c->size,
+		.msg_size = c->run.size,
 		.iterations = c->p->traffic.iters,
-		.tx_depth = (uint32_t)c->tx_depth,
-		.rx_depth = (uint32_t)c->rx_depth,
-		.cq_mod = (uint32_t)c->cq_mod,
+		.tx_depth = (uint32_t)c->run.tx_depth,
+		.rx_depth = (uint32_t)c->run.rx_depth,
+		.cq_mod = (uint32_t)c->run.cq_mod,
 		.post_list = (uint32_t)c->p->traffic.post_list,
 		/* ON: ex-CQs with CQE times (hwts_cq.c); OFF: the device has them
 		 * but the CQs are plain; NONE: no timestamps (rxe) */
-		.hw_ts = c->hwts ? PT_PLUGIN_HW_TS_ON :
+		.hw_ts = c->res.hwts ? PT_PLUGIN_HW_TS_ON :
 			 caps.supported ? PT_PLUGIN_HW_TS_OFF : PT_PLUGIN_HW_TS_NONE,
 		.hw_clock_hz = caps.supported ? caps.hz : 0,
 		/* the conversion hwts_cq.c set up: mlx5 clock info or hca_core_clock */
 		.hw_clock_domain = !caps.supported ? "none" :
-				   c->hwclock ? c->hwclock->domain : PT_HWCLOCK_DOMAIN_HCA,
+				   c->res.hwclock ? c->res.hwclock->domain : PT_HWCLOCK_DOMAIN_HCA,
 		.sw_clock = "CLOCK_MONOTONIC_RAW",
 		.send_opcode = sends ? pt_wr_plugin_opcode(c) : PT_PLUGIN_OP_OTHER,
 	};
@@ -90,8 +90,8 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		return -1;
 	}
 	/* the fit so far, so a run's first CQEs can be mapped already */
-	if (c->hwts && c->hwclock->nsamples)
-		pt_hooks_clock_fit(&c->hwclock->fit);
+	if (c->res.hwts && c->res.hwclock->nsamples)
+		pt_hooks_clock_fit(&c->res.hwclock->fit);
 	return 0;
 }
 

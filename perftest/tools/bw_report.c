@@ -13,16 +13,16 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	const struct pt_params *p = c->p;
 	bool duration = p->traffic.test_type == PT_TEST_DURATION;
 	struct pt_bw_input in = {
-		.size = c->size,
+		.size = c->run.size,
 		/* upstream's #iterations column counts all QPs' messages */
-		.iters = duration || m->lost ? m->msgs : p->traffic.iters * (uint64_t)c->num_qps,
+		.iters = duration || m->lost ? m->msgs : p->traffic.iters * (uint64_t)c->res.num_qps,
 		.msgs = m->msgs,
 		.elapsed_ns = m->elapsed_ns,
 		.gbits = p->report.gbits,
 		.tposted = peak ? m->tposted : NULL,
 		.tcompleted = peak ? m->tcompleted : NULL,
 		.post_list = (unsigned)p->traffic.post_list,
-		.cq_mod = (unsigned)c->cq_mod,
+		.cq_mod = (unsigned)c->run.cq_mod,
 	};
 	struct pt_bw_result r, remote, sum;
 	struct pt_bw_report mine, theirs;
@@ -45,8 +45,8 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	/* -b: both sides swap their numbers and print the sum (facts 1.7). */
 	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
 	PT_TEST_STOP(PT_STAGE_REPORT);
-	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
-		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->oob));
+	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
+		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->peer.oob));
 		return -1;
 	}
 	remote = r;
@@ -69,7 +69,7 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
 {
 	struct pt_bw_input in = {
-		.size = c->size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
+		.size = c->run.size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
 		.gbits = c->p->report.gbits, .post_list = 1, .cq_mod = 1,
 	};
 	struct pt_bw_result r;
@@ -85,12 +85,12 @@ void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
 {
 	const struct pt_params *p = c->p;
 	struct pt_bw_input in = {
-		.size = c->size, .iters = m->msgs, .msgs = m->msgs, .elapsed_ns = m->elapsed_ns,
+		.size = c->run.size, .iters = m->msgs, .msgs = m->msgs, .elapsed_ns = m->elapsed_ns,
 		.gbits = p->report.gbits, .post_list = 1, .cq_mod = 1,
 	};
 	struct pt_bw_result r;
 
-	pt_say_partial(c, m->msgs, p->traffic.iters * (uint64_t)c->num_qps, m->elapsed_ns, "messages");
+	pt_say_partial(c, m->msgs, p->traffic.iters * (uint64_t)c->res.num_qps, m->elapsed_ns, "messages");
 	if (!m->msgs || pt_bw_compute(&in, &r))
 		printf(" (nothing measured yet: no row)\n");
 	else

@@ -31,8 +31,8 @@ static void lat_row(struct pt_ctx *c, const struct pt_lat_result *r)
 		pt_report_lat_row(stdout, r);
 	else
 		pt_report_lat_number(stdout, (enum pt_output_mode)c->p->report.output, r);
-	if (c->json)
-		pt_json_add_lat(c->json, r);
+	if (c->out.json)
+		pt_json_add_lat(c->out.json, r);
 	fflush(stdout);
 }
 
@@ -56,7 +56,7 @@ static int report_lat_dur(struct pt_ctx *c, const struct pt_lat_meas *m)
 	struct pt_lat_dur_result dr = { 0 };
 	int rc;
 
-	if ((rc = pt_lat_duration_compute(c->size, m->iters, m->elapsed_ns, rtt, &dr))) {
+	if ((rc = pt_lat_duration_compute(c->run.size, m->iters, m->elapsed_ns, rtt, &dr))) {
 		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
 		return -1;
 	}
@@ -78,8 +78,8 @@ static int report_lat_dur(struct pt_ctx *c, const struct pt_lat_meas *m)
 	} else {
 		pt_report_lat_dur_number(stdout, (enum pt_output_mode)rp->output, &dr);
 	}
-	if (c->json)
-		pt_json_add_lat_dur(c->json, &dr);
+	if (c->out.json)
+		pt_json_add_lat_dur(c->out.json, &dr);
 	fflush(stdout);
 	return 0;
 }
@@ -114,7 +114,7 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 		free(d);
 	}
 	/* an interrupted run reports the iterations it got through */
-	if (rc || pt_lat_result_from_stats(&st, c->size, m->interrupted ? m->n : c->p->traffic.iters,
+	if (rc || pt_lat_result_from_stats(&st, c->run.size, m->interrupted ? m->n : c->p->traffic.iters,
 					   rtt, &r)) {
 		fprintf(stderr, " Can't produce a latency report from %llu samples\n",
 			(unsigned long long)(m->n ? m->n - 1 : 0));
@@ -173,16 +173,16 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 {
 	const struct pt_params *p = c->p;
 
-	for (uint64_t s = p->traffic.all_sizes ? 2 : c->size; s; s = pt_next_size(c, s)) {
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
 		struct pt_lat_meas m;
-		uint64_t iters = p->traffic.iters, rx = (uint64_t)c->rx_depth;
+		uint64_t iters = p->traffic.iters, rx = (uint64_t)c->run.rx_depth;
 		int rc;
 
-		c->size = s;
+		c->run.size = s;
 		if (pt_trace_begin(c, true, post_recvs))
 			return -1;
 		if (post_recvs) {
-			c->qps[0].recv_posted = 0;
+			c->res.qps[0].recv_posted = 0;
 			if (pt_post_recv(c, 0, iters && iters < rx ? iters : rx))
 				return -1;
 		}
@@ -210,9 +210,9 @@ static int send_lat_mcast_join(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
 
-	memcpy(c->mgid, p->mcast.mgid, 16);
+	memcpy(c->mcast.mgid, p->mcast.mgid, 16);
 	if (p->oob.is_client && !p->mcast.mgid_given)
-		c->mgid[15]++;
+		c->mcast.mgid[15]++;
 	return pt_mcast_attach(c) || pt_mcast_block_own(c) ? -1 : 0;
 }
 
@@ -225,7 +225,7 @@ int pt_send_lat_flow(struct pt_ctx *c)
 	    pt_session_print_header(c) || pt_session_xchg_keys(c, false))
 		return PT_EXIT_FAIL;
 	if (mcast) {
-		if (pt_mcast_check_route(c, c->rem_keys[0].gid))
+		if (pt_mcast_check_route(c, c->peer.rem_keys[0].gid))
 			return PT_EXIT_FAIL;
 		usleep(50000);
 	}

@@ -41,8 +41,8 @@ static int server_flow(struct pt_ctx *c)
 	if (pt_session_wait_peer_run(c))
 		return PT_EXIT_FAIL;
 	PT_TEST_STOP(PT_STAGE_REPORT);
-	if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
-		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->oob));
+	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
+		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->peer.oob));
 		return PT_EXIT_FAIL;
 	}
 	r = (struct pt_bw_result){
@@ -74,8 +74,8 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 	}
 	if (!client && !duplex)
 		return server_flow(c);
-	for (uint64_t s = p->traffic.all_sizes ? 2 : c->size; s; s = pt_next_size(c, s)) {
-		c->size = s;
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
+		c->run.size = s;
 		if (run_one_size(c, duplex, &last))
 			return PT_EXIT_FAIL;
 	}
@@ -88,9 +88,9 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 		if (pt_session_barrier(c))
 			return PT_EXIT_FAIL;
 		PT_TEST_STOP(PT_STAGE_REPORT);
-		if (pt_oob_xchg_bw_report(&c->oob, &mine, &theirs)) {
+		if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
 			fprintf(stderr, " Failed to send the report to the server: %s\n",
-				pt_oob_strerror(&c->oob));
+				pt_oob_strerror(&c->peer.oob));
 			return PT_EXIT_FAIL;
 		}
 	}

@@ -20,14 +20,14 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	const struct pt_params *p = c->p;
 	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
 	uint64_t iters = p->traffic.iters;
-	uint64_t pre = (iters && iters < (uint64_t)c->rx_depth) ? iters : (uint64_t)c->rx_depth;
+	uint64_t pre = (iters && iters < (uint64_t)c->run.rx_depth) ? iters : (uint64_t)c->run.rx_depth;
 	int rc;
 
 	if (pt_trace_begin(c, sender, receiver))
 		return -1;
 	if (receiver)
-		for (int i = 0; i < c->num_qps; i++) {
-			c->qps[i].recv_posted = 0;
+		for (int i = 0; i < c->res.num_qps; i++) {
+			c->res.qps[i].recv_posted = 0;
 			if (pt_post_recv(c, i, pre))
 				return -1;
 		}
@@ -54,15 +54,15 @@ static int connectionless_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
 
-	memcpy(c->mgid, p->mcast.mgid, 16);
+	memcpy(c->mcast.mgid, p->mcast.mgid, 16);
 	/* a receive-only UD QP needs RTR to accept packets; no peer data is used */
 	if (pt_qps_connect(c, false) || pt_mcast_attach(c) || pt_session_print_header(c) ||
 	    pt_trace_begin(c, false, true))
 		return PT_EXIT_FAIL;
-	for (int i = 0; i < c->num_qps; i++) {
+	for (int i = 0; i < c->res.num_qps; i++) {
 		uint64_t iters = p->traffic.iters;
 
-		if (pt_post_recv(c, i, iters && iters < (uint64_t)c->rx_depth ? iters : (uint64_t)c->rx_depth))
+		if (pt_post_recv(c, i, iters && iters < (uint64_t)c->run.rx_depth ? iters : (uint64_t)c->run.rx_depth))
 			return PT_EXIT_FAIL;
 	}
 	if (p->report.output == PT_OUTPUT_FULL)
@@ -96,14 +96,14 @@ int pt_send_bw_flow(struct pt_ctx *c)
 	if (p->mcast.connectionless)
 		return connectionless_flow(c);
 	if (p->mcast.enabled && !client) {
-		memcpy(c->mgid, p->mcast.mgid, 16);
+		memcpy(c->mcast.mgid, p->mcast.mgid, 16);
 		if (pt_mcast_attach(c))
 			return PT_EXIT_FAIL;
 	}
 	if (pt_session_print_header(c) || pt_session_xchg_keys(c, false))
 		return PT_EXIT_FAIL;
 	if (p->mcast.enabled && client) {
-		if (pt_mcast_check_route(c, c->rem_keys[0].gid))
+		if (pt_mcast_check_route(c, c->peer.rem_keys[0].gid))
 			return PT_EXIT_FAIL;
 		usleep(50000);
 	}
@@ -115,8 +115,8 @@ int pt_send_bw_flow(struct pt_ctx *c)
 		printf(PT_RESULT_LINE);
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	}
-	for (uint64_t s = p->traffic.all_sizes ? 2 : c->size; s; s = pt_next_size(c, s)) {
-		c->size = s;
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
+		c->run.size = s;
 		if (run_one_size(c, sender, receiver))
 			return PT_EXIT_RUN_FAILED;
 		if (p->traffic.all_sizes && pt_session_barrier(c))

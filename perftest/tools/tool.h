@@ -16,7 +16,7 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 /* Session preamble, message size rules for the peer's MTU, resources. */
 int pt_tool_prepare(struct pt_ctx *c);
 
-/* -a: the size after s (powers of two up to c->max_size), 0 when done or
+/* -a: the size after s (powers of two up to c->run.max_size), 0 when done or
  * without -a. */
 uint64_t pt_next_size(const struct pt_ctx *c, uint64_t s);
 
