@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The out-of-band session every tool shares (facts 1.5): connect, preamble
+/* The out-of-band session every tool shares (docs/wire-protocol.md §6): connect, preamble
  * (version, sys data, MTU), key exchanges and barriers, and what is printed
  * about them. */
 #include <errno.h>
@@ -76,7 +76,7 @@ int pt_session_start(struct pt_ctx *c)
 	return 0;
 }
 
-/* Our side of N in upstream's terms (perftest-facts 1.6). Upstream keeps a
+/* Our side of N in upstream's terms (docs/wire-protocol.md §7.3). Upstream keeps a
  * duration even when -D is not given (--run_infinitely's period, 5 s),
  * and FETCH_AND_ADD as every tool's atomic type unless -A says otherwise. */
 static void negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
@@ -146,7 +146,7 @@ static bool gid_v4(const uint8_t *g)
 static void my_key(struct pt_ctx *c, int i)
 {
 	pt_key_fill(c, i, &c->my_keys[i]);
-	/* A multicast receiver advertises the group, not its QP (facts 3.3). */
+	/* A multicast receiver advertises the group, not its QP (docs/wire-protocol.md §10). */
 	if (c->mcast_attached) {
 		memcpy(c->my_keys[i].gid, c->mgid, 16);
 		c->my_keys[i].qpn = PT_MCAST_QPN;
