@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The key message K (docs/wire-protocol.md §5): 59-byte text, or 108 with the GID.
- * fuzz-sources: perftest/wire.c
+ * fuzz-sources: perftest/wire/wire.c
  * fuzz-flags: -max_len=256
  *
  * Properties: a rejected message leaves the key zeroed; an accepted one
@@ -11,7 +11,7 @@
  * which we never use. */
 #include <ctype.h>
 #include "fuzz.h"
-#include "wire.h"
+#include "perftest/wire/wire.h"
 
 /* Parse exactly n bytes at data and check what the parser claims. */
 static void parse_and_check(const uint8_t *data, size_t n, int use_gid)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "cpustat.h"
+#include "util/cpustat.h"
 
 static void test_parse_first_line(void **state)
 {

@@ -7,8 +7,8 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "negotiate.h"
-#include "wire.h"
+#include "perftest/wire/negotiate.h"
+#include "perftest/wire/wire.h"
 
 static struct pt_negotiate sample(void)
 {

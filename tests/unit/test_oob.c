@@ -19,8 +19,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <cmocka.h>
-#include "clock.h"
-#include "oob.h"
+#include "util/clock.h"
+#include "perftest/wire/oob.h"
 
 struct srv {
 	struct pt_oob c;

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "clock.h"
+#include "util/clock.h"
 #include "mock_cqx.h"
-#include "preload.h"
+#include "plugin/preload/preload.h"
 
 static struct verbs_context vctx;
 static struct ibv_device dev;

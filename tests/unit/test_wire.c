@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 #include <cmocka.h>
-#include "wire.h"
+#include "perftest/wire/wire.h"
 
 static const char key_txt[] =
 	"1234:0010:abcdef:123456:deadbeef:00007f1234567890:00000000";

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "wrtrace_int.h"
+#include "plugin/recorder/wrtrace_int.h"
 
 static char dir[] = "/tmp/test_wrtrace_io.XXXXXX";
 
