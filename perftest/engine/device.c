@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/err.h"
 #include "engine.h"
 #include "perftest/report/json.h"
 #include <rdma/rdma_cma.h>
@@ -119,20 +120,27 @@ void pt_ctx_init(struct pt_ctx *c)
 
 int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 {
-	int port = p->dev.ib_port;
+	int port = p->dev.ib_port, rc;
 
 	c->p = p;
 	c->res.num_qps = p->conn.num_qps;
 	if (p->conn.rdma_cm_qps ? open_cm_device(c, p->dev.ib_devname)
 				: open_by_name(c, p->dev.ib_devname))
 		return -1;
-	if (ibv_query_device_ex(c->dev.verbs, NULL, &c->dev.dev_attr)) {
-		fprintf(stderr, " Couldn't query device %s\n", c->dev.devname);
+	rc = ibv_query_device_ex(c->dev.verbs, NULL, &c->dev.dev_attr);
+	if (rc) {
+		pt_err_call("ibv_query_device_ex", pt_err_code(rc), "Couldn't query device %s",
+			    c->dev.devname);
 		return -1;
 	}
-	if (port < 1 || port > c->dev.dev_attr.orig_attr.phys_port_cnt ||
-	    ibv_query_port(c->dev.verbs, port, &c->dev.port_attr)) {
+	if (port < 1 || port > c->dev.dev_attr.orig_attr.phys_port_cnt) {
 		fprintf(stderr, " Couldn't query port %d of %s\n", port, c->dev.devname);
+		return -1;
+	}
+	rc = ibv_query_port(c->dev.verbs, port, &c->dev.port_attr);
+	if (rc) {
+		pt_err_call("ibv_query_port", pt_err_code(rc), "Couldn't query port %d of %s", port,
+			    c->dev.devname);
 		return -1;
 	}
 	if (c->dev.port_attr.state != IBV_PORT_ACTIVE) {
@@ -208,7 +216,7 @@ int pt_resources_create(struct pt_ctx *c)
 	memset(c->res.buf, 0, c->res.buf_len);
 	c->res.pd = ibv_alloc_pd(c->dev.verbs);
 	if (!c->res.pd) {
-		fprintf(stderr, " Couldn't allocate PD\n");
+		pt_err_call("ibv_alloc_pd", pt_err_code(0), "Couldn't allocate PD");
 		return -1;
 	}
 	c->res.mr = ibv_reg_mr(c->res.pd, c->res.buf, c->res.buf_len, access);
@@ -219,7 +227,8 @@ int pt_resources_create(struct pt_ctx *c)
 	if (c->p->traffic.use_event) {
 		c->res.channel = ibv_create_comp_channel(c->dev.verbs);
 		if (!c->res.channel) {
-			fprintf(stderr, " Couldn't create completion channel\n");
+			pt_err_call("ibv_create_comp_channel", pt_err_code(0),
+				    "Couldn't create completion channel");
 			return -1;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/clock.h"
+#include "util/err.h"
 #include "util/cpustat.h"
 #include "engine.h"
 #include "fault.h"
@@ -87,8 +88,12 @@ static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, stru
 	void *ev_ctx;
 
 	if (!w->armed) {
-		if ((a && ibv_req_notify_cq(a, 0)) || (b && ibv_req_notify_cq(b, 0))) {
-			fprintf(stderr, " Couldn't request CQ notification\n");
+		int rc = a ? ibv_req_notify_cq(a, 0) : 0;
+
+		if (!rc && b)
+			rc = ibv_req_notify_cq(b, 0);
+		if (rc) {
+			pt_err_call("ibv_req_notify_cq", pt_err_code(rc), "Couldn't request CQ notification");
 			return -1;
 		}
 		w->armed = true;
@@ -96,7 +101,7 @@ static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, stru
 	}
 	if (poll(&pfd, 1, 100) == 1) {
 		if (ibv_get_cq_event(c->res.channel, &ev_cq, &ev_ctx)) {
-			fprintf(stderr, " Failed to get a CQ event\n");
+			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
 			return -1;
 		}
 		ibv_ack_cq_events(ev_cq, 1);
@@ -216,7 +221,7 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	int n = pt_poll_cq(&c->res, false, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
-		fprintf(stderr, " Poll on the send CQ failed\n");
+		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the send CQ failed");
 		return -1;
 	}
 	if (n == 0)
@@ -305,7 +310,7 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	int n = pt_poll_cq(&c->res, true, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
-		fprintf(stderr, " Poll on the receive CQ failed\n");
+		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the receive CQ failed");
 		return -1;
 	}
 	if (n == 0)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/clock.h"
+#include "util/err.h"
 #include "engine.h"
 #include "perftest/report/results.h"
 #include "fault.h"
@@ -148,8 +149,10 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 	void *ev_ctx;
 
 	if (r->armed != cq) {
-		if (ibv_req_notify_cq(cq, 0)) {
-			fprintf(stderr, " Couldn't request CQ notification\n");
+		int rc = ibv_req_notify_cq(cq, 0);
+
+		if (rc) {
+			pt_err_call("ibv_req_notify_cq", pt_err_code(rc), "Couldn't request CQ notification");
 			return -1;
 		}
 		r->armed = cq;
@@ -157,7 +160,7 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 	}
 	if (poll(&pfd, 1, 100) == 1) {
 		if (ibv_get_cq_event(r->c->res.channel, &ev_cq, &ev_ctx)) {
-			fprintf(stderr, " Failed to get a CQ event\n");
+			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
 			return -1;
 		}
 		ibv_ack_cq_events(ev_cq, 1);
@@ -179,7 +182,7 @@ static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc
 		uint64_t now;
 
 		if (n < 0) {
-			fprintf(stderr, " Poll CQ failed\n");
+			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;
 		}
 		if (n == 1) {
