@@ -194,6 +194,9 @@ int pt_session_start(struct pt_ctx *c);
 /* N with a 6.28+ peer (after the UD size clamp): every term must match;
  * a mismatch is named with both values. No-op with other peers. */
 int pt_session_negotiate(struct pt_ctx *c);
+/* Our side of that block, as upstream 6.28 fills it for the same command. */
+struct pt_negotiate;
+void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n);
 /* One key exchange per QP: fill my_keys, receive rem_keys. */
 int pt_session_xchg_keys(struct pt_ctx *c, bool print);
 int pt_session_barrier(struct pt_ctx *c);
