@@ -2,7 +2,7 @@
 /* --cpu_util: the share of CPU time spent in user mode over the measured
  * window, from the first ("cpu ") line of /proc/stat, as upstream computes
  * it: delta user / (delta user + delta idle) * 100 (nice and system are not
- * counted, facts 5.5). */
+ * counted, docs/upstream-behaviour.md §5.4). */
 #ifndef PT_CPUSTAT_H
 #define PT_CPUSTAT_H
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Hardware CQE timestamps (rdma-core-facts 3 and 7).
+/* Hardware CQE timestamps (docs/hw-timestamps.md §1-6).
  *
  * - pt_hwts_probe: does the device stamp CQEs (completion_timestamp_mask and
  *   hca_core_clock in kHz from ibv_query_device_ex)? rxe does not.
@@ -18,7 +18,7 @@
  * - struct pt_cqx: an ibv_poll_cq look-alike over an ibv_cq_ex created with
  *   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP (start/next/end_poll), returning the
  *   NIC time of each completion. Not for rxe: its ex-CQ polling is broken in
- *   rdma-core 44 (facts 3.3), and it has no timestamps anyway. */
+ *   rdma-core 44 (docs/hw-timestamps.md §3), and it has no timestamps anyway. */
 #ifndef PT_HWTS_H
 #define PT_HWTS_H
 #include <stdbool.h>

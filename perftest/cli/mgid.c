@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* MGID text parsing. Upstream only knew the 16-token form and crashed on
- * anything else (perftest-facts 3.4); we accept three forms and reject the
+ * anything else (docs/upstream-behaviour.md §4.3); we accept three forms and reject the
  * rest with a message.
  *
  * Dotted IPv4 maps to the IPv4-mapped address ::ffff:a.b.c.d, which is what

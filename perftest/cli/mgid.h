@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Multicast GIDs for -g/-M (perftest-facts 3.2). */
+/* Multicast GIDs for -g/-M (docs/upstream-behaviour.md §4.2). */
 #ifndef PT_MGID_H
 #define PT_MGID_H
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Command line of the eight tools (perftest-facts 5.1, 6.1, 6.2, 6.7).
+/* Command line of the eight tools (docs/upstream-behaviour.md §1-3, §9).
  * Parsing is pure: no device or network access, so every command line error
  * is reported before anything else happens. */
 #ifndef PT_OPTIONS_H

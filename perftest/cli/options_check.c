@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Derived parameters and cross-option rules, applied after all options are
- * read (perftest-facts 3.1 multicast, 5.1 defaults). Order matters: the
+ * read (docs/upstream-behaviour.md §4.1 multicast, §3 defaults). Order matters: the
  * test mode decides iters, iters caps the depths, the depths cap cq_mod. */
 #include <stdarg.h>
 #include "options_int.h"
@@ -11,7 +11,7 @@ static const char *conn_name(enum pt_conn_type t)
 	return t == PT_CONN_RC ? "RC" : t == PT_CONN_UC ? "UC" : "UD";
 }
 
-/* -g: UD, one QP, no -b, no -R, a GID (facts 3.1). */
+/* -g: UD, one QP, no -b, no -R, a GID (docs/upstream-behaviour.md §4.1). */
 static int check_mcast(struct pt_params *p, FILE *err)
 {
 	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client))
@@ -163,7 +163,7 @@ static int check_depths(struct pt_params *p, FILE *err)
 	return 0;
 }
 
-/* When the BW peak is not measured (facts 5.1). */
+/* When the BW peak is not measured (docs/upstream-behaviour.md §3). */
 static void check_no_peak(struct pt_params *p, FILE *err)
 {
 	struct pt_traffic_params *t = &p->traffic;

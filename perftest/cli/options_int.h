@@ -55,7 +55,7 @@ struct pt_parse_state {
 	bool margin_given;
 };
 
-/* Derived parameters and cross-option validation (facts 3.1, 5.1). */
+/* Derived parameters and cross-option validation (docs/upstream-behaviour.md §3, §4.1). */
 int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err);
 
 /* Print a parse error; returns 1 (the parser's failure status). Inline so

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The option table (names as upstream spells them, perftest-facts 6.1/6.2)
+/* The option table (names as upstream spells them, docs/upstream-behaviour.md §1, §2)
  * and the -h listing generated from it. Upstream options we do not implement
  * stay in the table so they are refused with "not supported by this build"
  * instead of "unrecognized". */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The run parameters of every tool, filled by pt_parse_args() (options.h).
  * One struct for all eight tools, grouped by concern. Enum values that travel
- * on the wire (parameter negotiation, perftest-facts 1.6) keep upstream's
+ * on the wire (parameter negotiation, docs/wire-protocol.md §7) keep upstream's
  * numbering so they can be sent as they are. */
 #ifndef PT_PARAMS_H
 #define PT_PARAMS_H

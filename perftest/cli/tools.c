@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The eight tools, their defaults (perftest-facts 5.1, 6.2) and the inline
+/* The eight tools, their defaults (docs/upstream-behaviour.md §2, §3) and the inline
  * default. */
 #include <string.h>
 #include "mgid.h"
@@ -25,7 +25,7 @@ const struct pt_tool pt_tool_send_lat = {
 	.default_iters = 1000,
 };
 
-/* -e is not offered by the write tools (facts 6.2). */
+/* -e is not offered by the write tools (docs/upstream-behaviour.md §2). */
 const struct pt_tool pt_tool_write_bw = {
 	.name = "ib_write_bw", .verb = PT_VERB_WRITE, .kind = PT_KIND_BW,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* -R: the data QPs are created and connected by rdma_cm (perftest-facts
- * 2.2). On the wire: a barrier, one rdma_cm connection per QP (RC: REQ/REP,
+/* -R: the data QPs are created and connected by rdma_cm (docs/wire-protocol.md
+ * §9.3). On the wire: a barrier, one rdma_cm connection per QP (RC: REQ/REP,
  * UD: SIDR), for UD a 4-byte SEND_WITH_IMM carrying the client's QPN when
  * the server must send back (latency tests, -b), and a second barrier.
  * The PD, CQs and MR are on rdma_cm's own device context (device.c). */
@@ -31,7 +31,7 @@ static bool is_ud(const struct pt_ctx *c)
 	return c->p->conn.type == PT_CONN_UD;
 }
 
-/* A UD server learns the client's address from one message (facts 2.2). */
+/* A UD server learns the client's address from one message (docs/wire-protocol.md §9.4). */
 static bool ud_handshake(const struct pt_ctx *c)
 {
 	return is_ud(c) && (c->p->tool->kind == PT_KIND_LAT || c->p->traffic.bidirectional);

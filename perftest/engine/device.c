@@ -38,7 +38,7 @@ static bool gid_is_link_local(const union ibv_gid *g)
 	return gid_is_v4mapped(g) && g->raw[12] == 169 && g->raw[13] == 254;
 }
 
-/* Automatic GID on RoCE (facts 1.4a): prefer IPv4, then not link-local,
+/* Automatic GID on RoCE (docs/wire-protocol.md §5.4): prefer IPv4, then not link-local,
  * then RoCE v2; the first index wins ties. */
 static int pick_gid_index(struct pt_ctx *c, int port)
 {
@@ -203,7 +203,7 @@ int pt_resources_create(struct pt_ctx *c)
 	int ncq_send = c->run.tx_depth * c->res.num_qps, ncq_recv = c->run.rx_depth * c->res.num_qps;
 
 	/* A region holds one message plus the GRH room, and at least two pages so
-	 * small messages can cycle through a page (facts 5.2). */
+	 * small messages can cycle through a page (docs/upstream-behaviour.md §5.1). */
 	if (need < 2 * page)
 		need = 2 * page;
 	c->res.region = (need + page - 1) / page * page;

@@ -149,7 +149,7 @@ int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
 int pt_wrid_qp(uint64_t wr_id);
 uint64_t pt_wrid_index(uint64_t wr_id);
 
-/* cm_qps.c: -R, data QPs created and connected by rdma_cm (facts 2.2) -------------- */
+/* cm_qps.c: -R, data QPs created and connected by rdma_cm (docs/wire-protocol.md §9.3) -- */
 /* Barrier, connect every QP (server: listen and accept), UD address
  * handshake, barrier. Called by pt_resources_create with -R. */
 int pt_cm_qps_connect(struct pt_ctx *c);
@@ -189,11 +189,14 @@ void pt_mcast_detach(struct pt_ctx *c);
 int pt_mcast_block_own(struct pt_ctx *c);
 
 /* session.c ------------------------------------------------------------------------ */
-/* Connect the OOB channel and run the preamble V, S1/S2, M (facts 1.5). */
+/* Connect the OOB channel and run the preamble V, S1/S2, M (docs/wire-protocol.md §6.1). */
 int pt_session_start(struct pt_ctx *c);
 /* N with a 6.28+ peer (after the UD size clamp): every term must match;
  * a mismatch is named with both values. No-op with other peers. */
 int pt_session_negotiate(struct pt_ctx *c);
+/* Our side of that block, as upstream 6.28 fills it for the same command. */
+struct pt_negotiate;
+void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n);
 /* One key exchange per QP: fill my_keys, receive rem_keys. */
 int pt_session_xchg_keys(struct pt_ctx *c, bool print);
 int pt_session_barrier(struct pt_ctx *c);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The tools' side of hardware CQE timestamps (rdma-core-facts 3): when a
+/* The tools' side of hardware CQE timestamps (docs/hw-timestamps.md §5, §6): when a
  * plugin listens and the device stamps CQEs, both CQs are created as ex-CQs
  * with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP and polled through the extended
  * API; each completion then reaches the plugins with its NIC time, and the
@@ -85,7 +85,7 @@ static int hw_cqs(struct pt_ctx *c, int ncq_send, int ncq_recv)
 				: NULL;
 
 	if (!r) {
-		/* e.g. a device whose QPs take only real-time stamps (facts 3.4) */
+		/* e.g. a device whose QPs take only real-time stamps (docs/hw-timestamps.md §4) */
 		if (s)
 			ibv_destroy_cq(ibv_cq_ex_to_cq(s));
 		snprintf(c->res.hwts_note, sizeof(c->res.hwts_note), "%s", err);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Multicast on UD (facts 3): attach/detach, and on RoCE v2 with IPv4 GIDs the
- * IP side that rxe and switches need: the receiver joins the IPv4 group on
- * the GID's netdev (IGMP membership), the sender checks the group's route. */
+/* Multicast on UD (docs/upstream-behaviour.md §4): attach/detach, and on RoCE
+ * v2 with IPv4 GIDs the IP side that rxe and switches need: the receiver joins
+ * the IPv4 group on the GID's netdev (IGMP membership), the sender checks the
+ * group's route. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>

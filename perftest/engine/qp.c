@@ -93,7 +93,7 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
 		if (to_rtr_rts(c, i, will_send))
 			return -1;
 		c->res.qps[i].remote_qpn = c->peer.rem_keys[i].qpn;
-		/* UD senders need an AH before any WR is built (facts 4.2). */
+		/* UD senders need an AH before any WR is built (docs/upstream-behaviour.md §10). */
 		if (c->p->conn.type == PT_CONN_UD && will_send) {
 			struct ibv_ah_attr ah;
 
@@ -190,7 +190,7 @@ static bool use_inline(const struct pt_ctx *c)
 	return (v == PT_VERB_SEND || v == PT_VERB_WRITE) && c->run.size <= (uint64_t)c->run.inline_size;
 }
 
-/* The builder for the tool's verb (facts 4.2: setters follow the builder). */
+/* The builder for the tool's verb (docs/upstream-behaviour.md §10: setters follow the builder). */
 static void wr_build(const struct pt_ctx *c, struct ibv_qp_ex *qx, const struct wr_target *t)
 {
 	switch (c->p->tool->verb) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Bandwidth loops (facts 5.2-5.5): the sender keeps at most tx_depth WRs in
+/* Bandwidth loops (docs/upstream-behaviour.md §5.1-5.4): the sender keeps at most tx_depth WRs in
  * flight per QP; the receiver reposts each receive it consumes. Iteration
  * mode counts every message; duration mode counts only the messages that
  * complete inside [margin, duration - margin]. Every wait is bounded: no

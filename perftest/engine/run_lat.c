@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Latency loops (facts 5.4), one QP, one message in flight:
+/* Latency loops (docs/upstream-behaviour.md §5.5), one QP, one message in flight:
  *  - send_lat: ping-pong of SENDs; the client sends first.
  *  - write_lat: ping-pong through memory; each side writes its send count
  *    into the last payload byte and spins on the last byte of its own

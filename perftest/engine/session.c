@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The out-of-band session every tool shares (facts 1.5): connect, preamble
+/* The out-of-band session every tool shares (docs/wire-protocol.md §6): connect, preamble
  * (version, sys data, MTU), key exchanges and barriers, and what is printed
  * about them. */
 #include <errno.h>
@@ -76,10 +76,12 @@ int pt_session_start(struct pt_ctx *c)
 	return 0;
 }
 
-/* Our side of N in upstream's terms (perftest-facts 1.6). Upstream keeps a
- * duration even when -D is not given (--run_infinitely's period, 5 s),
- * and FETCH_AND_ADD as every tool's atomic type unless -A says otherwise. */
-static void negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
+/* Our side of N in upstream's terms (docs/wire-protocol.md §7.3). Upstream keeps a
+ * duration even when -D is not given (--run_infinitely's period, 5 s).
+ * The atomic type is FETCH_AND_ADD (or -A's) in the atomic tools only; the
+ * others leave the field zero (CMP_AND_SWAP), and a 6.28 peer refuses any
+ * other value from them. */
+void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 {
 	static const int verbs[] = {
 		[PT_VERB_SEND] = PT_NEG_SEND, [PT_VERB_WRITE] = PT_NEG_WRITE,
@@ -95,8 +97,9 @@ static void negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 				  p->conn.type == PT_CONN_UC ? PT_NEG_UC : PT_NEG_RC;
 	n->v[PT_NEG_VERB] = verbs[p->tool->verb];
 	n->v[PT_NEG_TST] = p->tool->kind == PT_KIND_BW ? PT_NEG_BW : PT_NEG_LAT;
-	n->v[PT_NEG_ATOMIC_TYPE] = t->atomic_type == PT_ATOMIC_CMP_AND_SWAP ?
-				   PT_NEG_CMP_AND_SWAP : PT_NEG_FETCH_AND_ADD;
+	n->v[PT_NEG_ATOMIC_TYPE] = p->tool->verb == PT_VERB_ATOMIC &&
+				   t->atomic_type == PT_ATOMIC_FETCH_AND_ADD ?
+				   PT_NEG_FETCH_AND_ADD : PT_NEG_CMP_AND_SWAP;
 	n->v[PT_NEG_TEST_TYPE] = timed ? PT_NEG_DURATION : PT_NEG_ITERATIONS;
 	n->v[PT_NEG_REPORT_FMT] = p->report.gbits ? PT_NEG_GBS : PT_NEG_MBS;
 	/* -a allocates for the largest size, after the UD clamp to the MTU */
@@ -119,7 +122,7 @@ int pt_session_negotiate(struct pt_ctx *c)
 
 	if (!c->peer.oob.peer.negotiate || c->p->mcast.connectionless)
 		return 0;
-	negotiate_fill(c, &mine);
+	pt_session_negotiate_fill(c, &mine);
 	if (pt_oob_xchg_negotiate(&c->peer.oob, &mine, &theirs))
 		return oob_fail(c, "Failed to negotiate parameters");
 	if (pt_neg_compare(&mine, &theirs, why, sizeof(why))) {
@@ -146,7 +149,7 @@ static bool gid_v4(const uint8_t *g)
 static void my_key(struct pt_ctx *c, int i)
 {
 	pt_key_fill(c, i, &c->peer.my_keys[i]);
-	/* A multicast receiver advertises the group, not its QP (facts 3.3). */
+	/* A multicast receiver advertises the group, not its QP (docs/wire-protocol.md §10). */
 	if (c->mcast.attached) {
 		memcpy(c->peer.my_keys[i].gid, c->mcast.mgid, 16);
 		c->peer.my_keys[i].qpn = PT_MCAST_QPN;

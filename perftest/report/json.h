@@ -2,7 +2,7 @@
 /* --out_json: results as standard JSON (jansson), collected during the run
  * and written once at the end.
  *
- * Document layout (key names as upstream perftest 24.01+, facts 6.5):
+ * Document layout (key names as upstream perftest 24.01+, docs/upstream-behaviour.md §8):
  *
  *   {
  *     "test_info":   { "test": "Send_BW_Test", "Dual_port": "OFF", ... },

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Text report in the Debian perftest 6.06 layout (perftest-facts 6.3/6.4).
+/* Text report in the Debian perftest 6.06 layout (docs/upstream-behaviour.md §7).
  *
- * Where the facts document wraps a format string across lines the exact
- * whitespace at the wrap is not recorded; those spots are marked GAP below
+ * Where the source we worked from wrapped a format string across lines the
+ * exact whitespace at the wrap is not recorded; those spots are marked GAP below
  * and filled to keep the columns aligned under the header. */
 #include <errno.h>
 #include <inttypes.h>

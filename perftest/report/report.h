@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Human-readable report in the layout of the Debian perftest 6.06 binary
- * (perftest-facts 6.3, 6.4, 1.4). Everything is written to a caller's
- * FILE*, so tests can capture it with open_memstream(). Functions return 0,
- * or -EIO when the stream reports an error.
+ * (docs/upstream-behaviour.md §7, docs/wire-protocol.md §5.5). Everything is
+ * written to a caller's FILE*, so tests can capture it with open_memstream().
+ * Functions return 0, or -EIO when the stream reports an error.
  *
  * JSON lives in json.h; this file prints text only.
  */
@@ -59,7 +59,7 @@ struct pt_test_info {
 	int tos;                   /* -1: not printed */
 };
 
-/* One address line (facts 1.4); the flags choose the optional parts the
+/* One address line (docs/wire-protocol.md §5.5); the flags choose the optional parts the
  * way perftest does for each verb: OUT (READ), RKey+VAddr (READ, WRITE),
  * SRQn (XRC, DC), and the GID line (gid_index > -1, or the MGID side). */
 struct pt_addr_print {

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Divisors turning bytes/s into the printed unit (facts 5.7). */
+/* Divisors turning bytes/s into the printed unit (docs/upstream-behaviour.md §6.1). */
 #define PT_MIB 1048576.0        /* MiB/s, default ("MB/sec" in 6.06) */
 #define PT_GBIT_BYTES 125000000.0 /* Gb/s = bits / 1e9 */
 
@@ -60,7 +60,7 @@ struct pt_lat_result {
 };
 
 /* Duration-mode latency row. Upstream prints only the average and
- * transactions/s (facts 5.8); the percentiles are our addition, from a
+ * transactions/s (docs/upstream-behaviour.md §6.2); the percentiles are our addition, from a
  * histogram of the round trips inside the window (set when has_pct). */
 struct pt_lat_dur_result {
 	uint64_t size;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Bandwidth rows shared by every BW tool: the local row, the -b sum after
- * the report exchange (facts 1.7), --run_infinitely's periodic rows, and
+ * the report exchange (docs/wire-protocol.md §8), --run_infinitely's periodic rows, and
  * the partial row of an interrupted run. */
 #include <stdio.h>
 #include "perftest/engine/engine.h"
@@ -42,7 +42,7 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 		pt_session_bw_row(c, &r);
 		return 0;
 	}
-	/* -b: both sides swap their numbers and print the sum (facts 1.7). */
+	/* -b: both sides swap their numbers and print the sum (docs/wire-protocol.md §8). */
 	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
 	PT_TEST_STOP(PT_STAGE_REPORT);
 	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The latency tools' sequences on the wire (facts 1.5) and their report
- * (facts 5.8): ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat. */
+/* The latency tools' sequences on the wire (docs/wire-protocol.md §6) and their report
+ * (docs/upstream-behaviour.md §6.2): ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "perftest/report/json.h"
 #include "tool.h"
 
-/* SEND and WRITE samples are round trips: report half (facts 5.8). */
+/* SEND and WRITE samples are round trips: report half (docs/upstream-behaviour.md §6.2). */
 static unsigned rtt_factor(const struct pt_ctx *c)
 {
 	enum pt_verb v = c->p->tool->verb;
@@ -202,7 +202,7 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 	return 0;
 }
 
-/* -g (facts 1.5, 3.2): each side attaches to its own group and advertises
+/* -g (docs/wire-protocol.md §6.3, §10): each side attaches to its own group and advertises
  * it in its keys; the client's is one more in the last byte unless -M
  * names the group. After the keys, each sends to the peer's group. With
  * one group for both, our own messages must not come back to us. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* ib_write_bw, ib_read_bw and ib_atomic_bw on the wire (facts 1.5): keys,
+/* ib_write_bw, ib_read_bw and ib_atomic_bw on the wire (docs/wire-protocol.md §6.4): keys,
  * connect, keys again, K0. Only the client moves data; the server waits in
  * a barrier for the client's whole run, receives its report and prints the
  * client's numbers. With -b both sides run, with a K0 before each run and

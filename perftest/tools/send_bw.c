@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* ib_send_bw's sequence on the wire (facts 1.5): preamble, header, keys,
+/* ib_send_bw's sequence on the wire (docs/wire-protocol.md §6.2): preamble, header, keys,
  * connect, barrier, keys again, then per size: receives posted, barrier,
  * run, row (and with -b the report exchange), barrier with -a; a closing
  * barrier. */
@@ -9,7 +9,7 @@
 #include "perftest/engine/engine.h"
 #include "tool.h"
 
-/* send_bw swaps -b reports only in iteration mode (facts 1.7). */
+/* send_bw swaps -b reports only in iteration mode (docs/wire-protocol.md §8). */
 static bool bidir_xchg(const struct pt_ctx *c)
 {
 	return c->p->traffic.bidirectional && c->p->traffic.test_type != PT_TEST_DURATION;
@@ -49,7 +49,7 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	return rc;
 }
 
-/* --connectionless: attach, receive, report; no peer, no OOB (facts 3.1). */
+/* --connectionless: attach, receive, report; no peer, no OOB (docs/upstream-behaviour.md §4.1). */
 static int connectionless_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* -z / -R: the out-of-band messages over an RC QP that rdma_cm connects
- * (perftest-facts 2.1). Each message is one signaled SEND of exactly its
+ * (docs/wire-protocol.md §9.1). Each message is one signaled SEND of exactly its
  * size; receives are posted ahead in slots larger than any message. Every
  * wait watches both the CQ and the rdma_cm event channel, so a peer that
  * disconnects or dies ends the wait at once, and a silent one at the

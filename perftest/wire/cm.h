@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* rdma_cm modes (perftest-facts 2): -z carries the out-of-band messages
+/* rdma_cm modes (docs/wire-protocol.md §9): -z carries the out-of-band messages
  * over an RC QP that rdma_cm connects; the functions below set up that
  * channel on a struct pt_oob, after which every pt_oob_* exchange uses it. */
 #ifndef PT_CM_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Parameter negotiation block, see negotiate.h and perftest-facts 1.6. */
+/* Parameter negotiation block, see negotiate.h and docs/wire-protocol.md §7. */
 #include <stdio.h>
 #include <string.h>
 #include "negotiate.h"

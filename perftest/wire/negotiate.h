@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The parameter negotiation block N of perftest 6.28+ (perftest-facts 1.6):
+/* The parameter negotiation block N of perftest 6.28+ (docs/wire-protocol.md §7):
  * the test's scalars in big-endian, the sender's raw device attributes and,
  * in builds with mlx5dv, a capability mask. Both sides must agree on every
  * scalar; a difference is reported by name with both values. Pure codec:

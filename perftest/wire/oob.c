@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Out-of-band TCP channel, see oob.h and perftest-facts §1. */
+/* Out-of-band TCP channel, see oob.h and docs/wire-protocol.md. */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -396,7 +396,7 @@ int pt_oob_exchange(struct pt_oob *c, const void *mine, void *theirs,
 			    what);
 	if (!n)
 		return 0;
-	/* Client writes first, server reads first (§1.2). */
+	/* Client writes first, server reads first (docs/wire-protocol.md §1). */
 	if (c->is_server) {
 		r = xfer(c, 0, theirs, n, what);
 		return r ? r : xfer(c, 1, (void *)mine, n, what);
@@ -477,7 +477,7 @@ int pt_oob_xchg_mtu(struct pt_oob *c, int *mtu)
 	return 0;
 }
 
-/* rdma_cm modes: the raw struct in the peer's layout (facts 2.1). */
+/* rdma_cm modes: the raw struct in the peer's layout (docs/wire-protocol.md §9.2). */
 static int xchg_raw_key(struct pt_oob *c, const struct pt_key *mine,
 			struct pt_key *theirs, const char *what)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Out-of-band TCP channel (perftest-facts §1.1-1.7): one connection,
+/* Out-of-band TCP channel (docs/wire-protocol.md §1-8): one connection,
  * symmetric fixed-size exchanges, client writes first. Unlike upstream,
  * every wait is bounded and short reads/writes are completed. */
 #ifndef PT_OOB_H
@@ -66,7 +66,7 @@ int pt_oob_accept(struct pt_oob *c);
 int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family);
 void pt_oob_close(struct pt_oob *c);
 /* Carry the messages over ops/t from now on (t is closed by pt_oob_close);
- * raw_keys: keys travel as raw structs (facts 2.1). */
+ * raw_keys: keys travel as raw structs (docs/wire-protocol.md §9.2). */
 void pt_oob_use_msg(struct pt_oob *c, const struct pt_oob_msg_ops *ops, void *t,
 		    int is_server, int raw_keys);
 

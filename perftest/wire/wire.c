@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Out-of-band wire formats, see wire.h and perftest-facts §1. */
+/* Out-of-band wire formats, see wire.h and docs/wire-protocol.md. */
 #include <endian.h>
 #include <math.h>
 #include <stdio.h>

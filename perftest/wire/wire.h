@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Out-of-band wire formats (perftest-facts §1): pure encoders, strict
+/* Out-of-band wire formats (docs/wire-protocol.md): pure encoders, strict
  * bounded parsers and the peer-version rules. No I/O, no libibverbs. */
 #ifndef PT_WIRE_H
 #define PT_WIRE_H
@@ -43,7 +43,7 @@ int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len);
 int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k);
 
 /* -z / -R: the key travels as the raw "pingpong_dest" struct in big-endian
- * (facts 2.1): 56 bytes up to 6.28, 64 bytes from 6.29 (a tail-marker
+ * (docs/wire-protocol.md §9.2): 56 bytes up to 6.28, 64 bytes from 6.29 (a tail-marker
  * address after vaddr shifts the GID). Which one is the peer's choice. */
 #define PT_CM_KEY_SIZE 56
 #define PT_CM_KEY_SIZE_629 64

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* LD_PRELOAD mode: hardware CQE timestamps for a program that polls with
- * ibv_poll_cq (rdma-core-facts 3.5, design A). On a context whose device
+ * ibv_poll_cq (docs/hw-timestamps.md §5, design A). On a context whose device
  * stamps CQEs (completion_timestamp_mask != 0) unless WRTRACE_OUT says
  * :nohwts:
  * - ibv_create_cq makes an ex-CQ with the standard fields and the
  *   completion timestamp, through the context's saved create_cq_ex (the
  *   patched one would take it for one of the program's). If that fails
- *   (e.g. mlx5 QPs that take real-time stamps only, facts 3.4), the real
+ *   (e.g. mlx5 QPs that take real-time stamps only, docs/hw-timestamps.md §4), the real
  *   ibv_create_cq makes it, and the context upgrades no more CQs: all CQs
  *   of a QP must share one stamp format.
  * - The program's own ibv_create_cq_ex gets the timestamp flag added; the
@@ -22,7 +22,7 @@
  *   libmlx5 the program's libibverbs loaded (we never load it), elsewhere
  *   through hca_core_clock; the open line and the run info name which.
  * A context without stamps (rxe: none, and its ex-CQ polling is broken in
- * rdma-core 44, facts 3.3) keeps the plain path: nothing here touches it. */
+ * rdma-core 44, docs/hw-timestamps.md §3) keeps the plain path: nothing here touches it. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>

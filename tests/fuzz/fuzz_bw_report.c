@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The BW report R (perftest-facts 1.7): five big-endian fields from the
+/* The BW report R (docs/wire-protocol.md §8): five big-endian fields from the
  * peer, the check that refuses nonsense, then what -b does with accepted
  * figures: sum with ours, print, add to JSON.
  * fuzz-sources: perftest/wire/wire.c perftest/report/results.c perftest/report/report.c perftest/report/json.c

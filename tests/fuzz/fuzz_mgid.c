@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The -M MGID parser (perftest-facts 3.2): dotted IPv4, 16 byte tokens,
+/* The -M MGID parser (docs/upstream-behaviour.md §4.2): dotted IPv4, 16 byte tokens,
  * IPv6 text.
  * fuzz-sources: perftest/cli/mgid.c
  * fuzz-flags: -max_len=128

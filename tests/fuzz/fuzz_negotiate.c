@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The 6.28+ parameter negotiation block N (perftest-facts 1.6): 312 or 320
+/* The 6.28+ parameter negotiation block N (docs/wire-protocol.md §7): 312 or 320
  * bytes from the peer, then the comparison with ours.
  * fuzz-sources: perftest/wire/wire.c perftest/wire/negotiate.c
  * fuzz-flags: -max_len=400

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The version exchange rules (pt_peer_rules, perftest-facts 1.2, 1.8) and
+/* The version exchange rules (pt_peer_rules, docs/wire-protocol.md §3) and
  * the messages whose size they decide: MTU M and sys data S.
  * fuzz-sources: perftest/wire/wire.c
  * fuzz-flags: -max_len=64

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# TAP test: one definition per global symbol (perftest-facts 4.3).
+# TAP test: one definition per global symbol (docs/upstream-behaviour.md §11).
 # Upstream defined duration_param in two .c files; with -fcommon the two
 # tentative definitions merged silently, with GCC >= 10 (-fno-common) the
 # link broke. Here we require, over every object of the layers' libraries

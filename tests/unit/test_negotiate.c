@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The 6.28+ parameter negotiation block (perftest-facts 1.6): byte layout
+/* The 6.28+ parameter negotiation block (docs/wire-protocol.md §7): byte layout
  * of both sizes, strict parsing, and the mismatch report. */
 #include <stdarg.h>
 #include <stddef.h>

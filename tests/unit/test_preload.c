@@ -254,7 +254,7 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *c, struct ibv_cq_ini
 	last_ex = *a;
 	ex_calls++;
 	if (fail_ts && (a->wc_flags & TS)) {
-		errno = EOPNOTSUPP; /* mlx5 with real-time stamps only (facts 3.4) */
+		errno = EOPNOTSUPP; /* mlx5 with real-time stamps only (docs/hw-timestamps.md §4) */
 		return NULL;
 	}
 	assert_true(ncq_ex < 4);
