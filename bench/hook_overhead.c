@@ -34,8 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "clock.h"
-#include "hooks.h"
+#include "util/clock.h"
+#include "plugin/hooks/hooks.h"
+#include "plugin/recorder/wrtrace.h"
+#include "perftest/engine/engine.h"
 
 #define TX_DEPTH 128u
 #define CQ_MOD 16u
@@ -204,7 +206,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* rows go to /dev/null: the recorder does all its work but the disk */
-	if (pt_hooks_load_builtin_trace("/dev/null:quiet", err, sizeof(err))) {
+	if (pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet", err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		return 1;
 	}
@@ -219,14 +221,14 @@ int main(int argc, char **argv)
 		hook[r] = traced(&c, iters, (uint32_t)r, true, send, true, true);
 	}
 	pt_hooks_unload_all();
-	if (pt_hooks_load_builtin_trace("/dev/null:quiet:nodefer", err, sizeof(err))) {
+	if (pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet:nodefer", err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		return 1;
 	}
 	for (int r = 0; r < reps; r++)
 		fifo[r] = traced(&c, iters, (uint32_t)r, false, both, true, true);
 	pt_hooks_unload_all();
-	if (pt_hooks_load_builtin_trace("/dev/null:quiet:max=0", err, sizeof(err))) {
+	if (pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet:max=0", err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		return 1;
 	}

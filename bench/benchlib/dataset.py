@@ -46,7 +46,7 @@ FIELDS = [
 NAMES = [n for n, _ in FIELDS]
 KINDS = dict(FIELDS)
 
-# --out_json row keys -> dataset fields (perftest-facts 6.5, perftest/json.c)
+# --out_json row keys -> dataset fields (docs/upstream-behaviour.md §8, perftest/report/json.c)
 RESULT_KEYS = {
     "MsgSize": "msg_size", "n_iterations": "n_iterations", "BW_peak": "bw_peak",
     "BW_average": "bw_average", "bw_avg": "bw_average", "BW_units": "bw_units",

@@ -176,7 +176,7 @@ class Matrix:
 
 
 def refusal(r):
-    """Why the tools would refuse this combination (perftest-facts 6.2), or None."""
+    """Why the tools would refuse this combination (docs/upstream-behaviour.md §2), or None."""
     verb, kind = TOOL_RE.fullmatch(r["tool"]).groups()
     if r["conn"] == "UD" and verb != "send":
         return f"{r['tool']} does not run UD (send tools only)"

@@ -4,7 +4,7 @@
  *   ib_send_bw --plugin=./count_plugin.so[:OUTFILE] ...   (default: stdout) */
 #include <stdio.h>
 #include <stdlib.h>
-#include "perftest_plugin.h"
+#include <perftest_plugin.h>
 
 struct counts { FILE *out; unsigned long long posts, wrs, bytes, last_seq, cqes, recvs, hw, wr_id; };
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The BW report R (perftest-facts 1.7): five big-endian fields from the
+/* The BW report R (docs/wire-protocol.md §8): five big-endian fields from the
  * peer, the check that refuses nonsense, then what -b does with accepted
  * figures: sum with ours, print, add to JSON.
- * fuzz-sources: perftest/wire.c perftest/results.c perftest/report.c perftest/json.c
+ * fuzz-sources: perftest/wire/wire.c perftest/report/results.c perftest/report/report.c perftest/report/json.c
  * fuzz-libs: -ljansson -lm
  * fuzz-flags: -max_len=64
  *
@@ -10,10 +10,10 @@
  * the five fields as the peer sends them. */
 #include <math.h>
 #include "fuzz.h"
-#include "json.h"
-#include "report.h"
-#include "results.h"
-#include "wire.h"
+#include "perftest/report/json.h"
+#include "perftest/report/report.h"
+#include "perftest/report/results.h"
+#include "perftest/wire/wire.h"
 
 static void print_row(const struct pt_bw_result *r, enum pt_output_mode mode)
 {

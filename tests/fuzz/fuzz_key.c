@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The key message K (perftest-facts 1.3): 59-byte text, or 108 with the GID.
- * fuzz-sources: perftest/wire.c
+/* The key message K (docs/wire-protocol.md §5): 59-byte text, or 108 with the GID.
+ * fuzz-sources: perftest/wire/wire.c
  * fuzz-flags: -max_len=256
  *
  * Properties: a rejected message leaves the key zeroed; an accepted one
  * re-encodes to the same text (hex case aside); any key with 24-bit QPN/PSN
  * survives encode -> parse unchanged, and wider ones are refused. The raw
- * rdma_cm layouts (56 and 64 bytes, facts 2.1) likewise: an accepted struct
+ * rdma_cm layouts (56 and 64 bytes, docs/wire-protocol.md §9.2) likewise: an accepted struct
  * re-encodes to the same bytes but for padding and the tail-marker address,
  * which we never use. */
 #include <ctype.h>
 #include "fuzz.h"
-#include "wire.h"
+#include "perftest/wire/wire.h"
 
 /* Parse exactly n bytes at data and check what the parser claims. */
 static void parse_and_check(const uint8_t *data, size_t n, int use_gid)

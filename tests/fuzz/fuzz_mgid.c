@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The -M MGID parser (perftest-facts 3.2): dotted IPv4, 16 byte tokens,
+/* The -M MGID parser (docs/upstream-behaviour.md §4.2): dotted IPv4, 16 byte tokens,
  * IPv6 text.
- * fuzz-sources: perftest/mgid.c
+ * fuzz-sources: perftest/cli/mgid.c
  * fuzz-flags: -max_len=128
  *
  * Properties: every refusal has a message and leaves the output alone;
  * every accepted MGID is multicast, prints as IPv6 text and parses back
  * to the same 16 bytes. */
 #include "fuzz.h"
-#include "mgid.h"
+#include "perftest/cli/mgid.h"
 
 static int is_multicast(const uint8_t g[16])
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The 6.28+ parameter negotiation block N (perftest-facts 1.6): 312 or 320
+/* The 6.28+ parameter negotiation block N (docs/wire-protocol.md §7): 312 or 320
  * bytes from the peer, then the comparison with ours.
- * fuzz-sources: perftest/wire.c perftest/negotiate.c
+ * fuzz-sources: perftest/wire/wire.c perftest/wire/negotiate.c
  * fuzz-flags: -max_len=400
  *
  * Input: the peer's block (any length). Properties: a rejected block leaves
@@ -10,7 +10,7 @@
  * the comparison with itself finds nothing, with any other block exactly
  * the fields that differ, and its text never overruns a small buffer. */
 #include "fuzz.h"
-#include "negotiate.h"
+#include "perftest/wire/negotiate.h"
 
 static void check(const uint8_t *data, size_t n)
 {

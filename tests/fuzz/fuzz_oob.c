@@ -2,7 +2,7 @@
 /* The real OOB read loops (oob.c) against a peer whose bytes come from the
  * fuzzer: the preamble (with N when the peer is 6.28), keys, barriers and
  * the BW report, in session order.
- * fuzz-sources: perftest/wire.c perftest/oob.c perftest/clock.c perftest/negotiate.c
+ * fuzz-sources: perftest/wire/wire.c perftest/wire/oob.c util/clock.c perftest/wire/negotiate.c
  * fuzz-cflags: -Wl,--wrap=recv -Wl,--wrap=send
  * fuzz-flags: -max_len=1024
  *
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include "fuzz.h"
-#include "oob.h"
+#include "perftest/wire/oob.h"
 
 static const char *const versions[] = { NULL, "6.06", "5.70", "6.29" };
 

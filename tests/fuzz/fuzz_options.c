@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The command line parser (options*.c) of all eight tools.
- * fuzz-sources: perftest/options.c perftest/options_table.c perftest/options_check.c perftest/tools.c perftest/mgid.c
+ * fuzz-sources: perftest/cli/options.c perftest/cli/options_table.c perftest/cli/options_check.c perftest/cli/tools.c perftest/cli/mgid.c
  * fuzz-flags: -max_len=512 -dict=tests/fuzz/options.dict
  *
  * Input: byte 0 picks the tool, the rest is argv[1..], words separated by
@@ -9,7 +9,7 @@
  * second call on the same words gives the same result. */
 #include <unistd.h>
 #include "fuzz.h"
-#include "options.h"
+#include "perftest/cli/options.h"
 
 #define MAX_ARGS 64
 

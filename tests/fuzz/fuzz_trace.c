@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The trace reader behind `wrtrace report` and `wrtrace plot`
- * (plugin/wrtrace_read.c) on whole files, and what is done with what it
- * accepts: the summary, and writing it back (plugin/wrtrace_write.c). And
- * the other way round: files the recorder (plugin/wrtrace.c) writes from
+ * (plugin/recorder/wrtrace_read.c) on whole files, and what is done with what it
+ * accepts: the summary, and writing it back (plugin/recorder/wrtrace_write.c). And
+ * the other way round: files the recorder (plugin/recorder/wrtrace.c) writes from
  * any sequence of plugin events read back as recorded.
- * fuzz-sources: plugin/wrtrace_read.c plugin/wrtrace_write.c plugin/wrtrace_stats.c plugin/wrtrace_hist.c plugin/wrtrace.c plugin/wrtrace_defer.c
+ * fuzz-sources: plugin/recorder/wrtrace_read.c plugin/recorder/wrtrace_write.c plugin/recorder/wrtrace_stats.c plugin/recorder/wrtrace_hist.c plugin/recorder/wrtrace.c plugin/recorder/wrtrace_defer.c
  * fuzz-libs: -ljansson -lm
  * fuzz-flags: -max_len=8192 -dict=tests/fuzz/trace.dict -rss_limit_mb=512 -malloc_limit_mb=64
  *
@@ -38,7 +38,7 @@
  * FUZZ_VERBOSE=1 prints why a file was refused, or the recorder's summary. */
 #include <inttypes.h>
 #include "fuzz.h"
-#include "wrtrace_int.h"
+#include "plugin/recorder/wrtrace_int.h"
 
 static uint64_t n_accepted, n_refused, n_recorded;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The version exchange rules (pt_peer_rules, perftest-facts 1.2, 1.8) and
+/* The version exchange rules (pt_peer_rules, docs/wire-protocol.md §3) and
  * the messages whose size they decide: MTU M and sys data S.
- * fuzz-sources: perftest/wire.c
+ * fuzz-sources: perftest/wire/wire.c
  * fuzz-flags: -max_len=64
  *
  * Input: byte 0 picks the version we announce, the next 16 bytes are the
@@ -9,7 +9,7 @@
  * MTU message and then a sys data value. */
 #include <math.h>
 #include "fuzz.h"
-#include "wire.h"
+#include "perftest/wire/wire.h"
 
 static const char *const ours_choices[] = {
 	NULL, "6.06", "5.70", "6.28", "6.29", "6.3", "7.0", "",

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* trace_seeds DIR: writes real wrtrace files, CSV and JSON Lines, through
- * the recorder (plugin/wrtrace.c) driven by plugin events as our tools send
+ * the recorder (plugin/recorder/wrtrace.c) driven by plugin events as our tools send
  * them: the seeds of fuzz_trace. Built and run by make-seeds. Times follow
  * fixed patterns, so every run writes the same files. */
 #include <stdlib.h>
 #include <string.h>
-#include "wrtrace.h"
+#include "plugin/recorder/wrtrace.h"
 
 struct scenario {
 	const char *name;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""ib_send_lat -g: multicast latency on UD (facts 1.5, 3.2, 3.3). Each side
+"""ib_send_lat -g: multicast latency on UD (docs/wire-protocol.md §6.3, §10). Each side
 attaches to a group, advertises it in its keys and sends to the peer's.
 Ours <-> ours with one -M group for both sides (no message of a side comes
 back to it: rxe's received-packet counters) and with a group per side; a

@@ -2,7 +2,7 @@
 /* Deliberately broken plugins for the loader's error paths (test_hooks.c):
  * built once per defect with -DBAD_ABI, -DNO_ENTRY, -DSMALL_OPS or -DINIT_FAILS. */
 #include <stdio.h>
-#include "perftest_plugin.h"
+#include "plugin/perftest_plugin.h"
 
 static int init(const char *args, void **state, char *err, size_t len)
 {

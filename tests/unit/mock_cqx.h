@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* A mock struct ibv_cq_ex for the unit tests (test_hwts.c, test_preload.c):
  * a queue of fake CQEs behind start/next/end_poll, and read_* pointers
- * installed only for the wc_flags asked, as providers do (facts 3.1): a
+ * installed only for the wc_flags asked, as providers do (docs/hw-timestamps.md §1): a
  * read of a field not asked for jumps through NULL, as on hardware. Include
  * after <cmocka.h>. */
 #ifndef PT_MOCK_CQX_H

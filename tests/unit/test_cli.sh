@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# TAP test of the ib_send_bw command line (perftest-facts 3.1, 3.4, 6.1, 6.7).
+# TAP test of the ib_send_bw command line (docs/upstream-behaviour.md §1, §4, §9).
 # Every case must be decided while parsing, before any device or socket is
 # used: each run is capped by `timeout 10`, must finish in under 5 seconds,
 # and must leave no sanitizer report. Cases that get past parsing name a
@@ -112,7 +112,7 @@ cases() {
 	local m side
 	local -a host
 
-	# -V and -h answer and return 1 (facts 6.7)
+	# -V and -h answer and return 1 (docs/upstream-behaviour.md §9)
 	t "-V prints the version" 1 '^Version: 6\.06$' -- -V
 	t "--version prints the version" 1 '^Version: 6\.06$' -- --version
 	t "-h lists --use_old_post_send" 1 '--use_old_post_send' -- -h
@@ -137,7 +137,7 @@ cases() {
 	t "-M without an argument" 1 "missing argument for '-M'" -- -g -M
 	t "-M without -g" 1 'needs -g' -- -d $NODEV -M 225.1.1.20
 
-	# -g constraints (facts 3.1)
+	# -g constraints (docs/upstream-behaviour.md §4.1)
 	t "-g -b is refused" 1 'Bidirectional mode not supported in multicast' -- -d $NODEV -g -b
 	t "-g -q 2 is refused" 1 'Only 1 QP supported in multicast' -- -d $NODEV -g -q 2
 	t "-g -c RC is refused" 1 'Multicast runs on UD only, not -c RC' -- -d $NODEV -g -c RC

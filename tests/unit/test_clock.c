@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "clock.h"
+#include "util/clock.h"
 
 /* The clock advances, and a 20 ms sleep measures as 20..500 ms. */
 static void test_monotonic_and_scaled(void **state)

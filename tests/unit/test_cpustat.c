@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* --cpu_util math over /proc/stat text (facts 5.5). */
+/* --cpu_util math over /proc/stat text (docs/upstream-behaviour.md §5.4). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "cpustat.h"
+#include "util/cpustat.h"
 
 static void test_parse_first_line(void **state)
 {

@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <cmocka.h>
-#include "clock.h"
-#include "engine.h"
-#include "fault.h"
+#include "util/clock.h"
+#include "perftest/engine/engine.h"
+#include "perftest/engine/fault.h"
 
 static const uint64_t S = 1000000000ull;
 
@@ -150,7 +150,7 @@ static void test_run_idle(void **state)
 
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	c.oob.fd = sv[0];
+	c.peer.oob.fd = sv[0];
 	assert_int_equal(pt_run_idle(&c, t, t + 1, 5 * S), PT_RUN_OK); /* clock read before the poll */
 	assert_int_equal(pt_run_idle(&c, t + 1000, t, 5 * S), PT_RUN_OK);
 	assert_int_equal(pt_run_idle(&c, t + S, t, 5 * S), PT_RUN_OK);

@@ -12,8 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "hooks.h"
-#include "wrtrace.h"
+#include "plugin/hooks/hooks.h"
+#include "perftest/engine/engine.h"
+#include "plugin/recorder/wrtrace.h"
 
 #define SO(p) PT_TEST_BUILDDIR "/" p
 
@@ -218,7 +219,7 @@ static void test_two_plugins(void **state)
 	(void)state;
 	specs_for(&f, "two", "jsonl");
 	assert_int_equal(pt_hooks_load(f.count, err, sizeof(err)), 0);
-	assert_int_equal(pt_hooks_load_builtin_trace(f.rec, err, sizeof(err)), 0);
+	assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), f.rec, err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_count(), 2);
 	assert_int_equal(drive_run(0), 0);
 	bad.num_qps = 0; /* the recorder refuses it */
@@ -236,7 +237,7 @@ static void test_two_plugins(void **state)
 	assert_int_equal(t.runs[0].n, 12);
 	wrt_trace_free(&t);
 	expect_load_error("", "empty");
-	assert_int_equal(pt_hooks_load_builtin_trace("", err, sizeof(err)), -1);
+	assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), "", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "--trace: give an output file"));
 }
 
@@ -274,7 +275,7 @@ static void test_post_one(void **state)
 	for (int both = 0; both < 2; both++) {
 		if (both)
 			assert_int_equal(pt_hooks_load(f.count, err, sizeof(err)), 0);
-		assert_int_equal(pt_hooks_load_builtin_trace(f.rec, err, sizeof(err)), 0);
+		assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), f.rec, err, sizeof(err)), 0);
 		assert_int_equal(drive_post_one(PT_PLUGIN_OP_WRITE), 0);
 		pt_hooks_unload_all();
 		assert_int_equal(wrt_read(f.trace, &t, err, sizeof(err)), 0);
@@ -314,9 +315,9 @@ static void test_plugin_limit(void **state)
 	(void)state;
 	for (int i = 0; i < PT_HOOKS_MAX; i++) {
 		snprintf(arg, sizeof(arg), "%s/l%d.csv:quiet", dir, i);
-		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+		assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), 0);
 	}
-	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), -1);
+	assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "at most 4 plugins"));
 }
 

@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "engine.h"
-#include "hooks.h"
-#include "hwts.h"
+#include "perftest/engine/engine.h"
+#include "plugin/hooks/hooks.h"
+#include "util/hwts.h"
 #include "mock_cqx.h"
-#include "wrtrace.h"
+#include "plugin/recorder/wrtrace.h"
 
 static void test_probe(void **state)
 {
@@ -425,28 +425,28 @@ static void test_engine_poll(void **state)
 	mock_init(&ms, true);
 	mock_init(&mr, true);
 	assert_int_equal(pt_hwclock_init(&clk, 1000000000, UINT64_MAX, fake_read, &fail), 0);
-	c.hwts = true;
-	c.hwclock = &clk;
-	c.send_cqx = (struct pt_cqx){ .cq = &ms.ex, .clk = &clk };
-	c.recv_cqx = (struct pt_cqx){ .cq = &mr.ex, .clk = &clk };
+	c.res.hwts = true;
+	c.res.hwclock = &clk;
+	c.res.send_cqx = (struct pt_cqx){ .cq = &ms.ex, .clk = &clk };
+	c.res.recv_cqx = (struct pt_cqx){ .cq = &mr.ex, .clk = &clk };
 	add(&ms, 7, 5000, IBV_WC_SUCCESS);
 	add(&mr, 8, 6000, IBV_WC_SUCCESS);
 	before = clk.nsamples;
 	clk.next_sample_ns = UINT64_MAX;    /* not yet due */
-	assert_int_equal(pt_poll_cq(&c, false, 4, wc, hw), 1);
+	assert_int_equal(pt_poll_cq(&c.res, false, 4, wc, hw), 1);
 	assert_int_equal(wc[0].wr_id, 7);
 	assert_int_equal(hw[0], 5000);      /* 1 GHz: ticks are ns */
-	assert_ptr_equal(pt_hw_ns(&c, hw, 0), &hw[0]);
+	assert_ptr_equal(pt_hw_ns(&c.res, hw, 0), &hw[0]);
 	assert_int_equal(clk.nsamples, before);
 	clk.next_sample_ns = 0;             /* due: the next poll samples */
-	assert_int_equal(pt_poll_cq(&c, true, 4, wc, hw), 1);
+	assert_int_equal(pt_poll_cq(&c.res, true, 4, wc, hw), 1);
 	assert_int_equal(wc[0].wr_id, 8);
 	assert_int_equal(hw[0], 6000);
 	assert_int_equal(clk.nsamples, before + 1);
 	assert_int_equal(ms.starts, 1);
 	assert_int_equal(mr.starts, 1);
-	c.hwts = false;
-	assert_null(pt_hw_ns(&c, hw, 0));
+	c.res.hwts = false;
+	assert_null(pt_hw_ns(&c.res, hw, 0));
 }
 
 /* Mock CQ -> poller -> hooks -> built-in recorder -> CSV: the split. */
@@ -486,7 +486,7 @@ static void test_split_end_to_end(void **state)
 	add(&m, 0, 461016, IBV_WC_SUCCESS); /* 2950502.4 ns -> sw 2000502 */
 	add(&m, 1, 461172, IBV_WC_SUCCESS); /* 2951500.8 ns -> sw 2001500 */
 	m.cqe[0].opcode = m.cqe[1].opcode = IBV_WC_SEND;
-	assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+	assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 	pt_hooks_clock_fit(&clk.fit);
 	pt_hook_post(0, 0, 1, PT_PLUGIN_OP_SEND, 0, 1, 64, 1, 0, 2000000);
@@ -538,14 +538,14 @@ static void test_trace_domain(void **state)
 	memset(&c, 0, sizeof(c));
 	pt_params_defaults(pt_tool_find("ib_send_lat"), &p);
 	c.p = &p;
-	c.num_qps = 1;
-	c.qps = &q;
-	c.size = 64;
-	c.tx_depth = c.rx_depth = 16;
-	c.cq_mod = 1;
-	snprintf(c.devname, sizeof(c.devname), "mock0");
-	c.dev_attr.completion_timestamp_mask = UINT64_MAX;
-	c.dev_attr.hca_core_clock = 156250;
+	c.res.num_qps = 1;
+	c.res.qps = &q;
+	c.run.size = 64;
+	c.run.tx_depth = c.run.rx_depth = 16;
+	c.run.cq_mod = 1;
+	snprintf(c.dev.devname, sizeof(c.dev.devname), "mock0");
+	c.dev.dev_attr.completion_timestamp_mask = UINT64_MAX;
+	c.dev.dev_attr.hca_core_clock = 156250;
 #ifdef HAVE_MLX5DV
 	f = (struct fake_info){ .cur = info_156(0, 0) };
 	want[0] = PT_HWCLOCK_DOMAIN_MLX5;
@@ -556,11 +556,11 @@ static void test_trace_domain(void **state)
 	want[2] = "none";
 	assert_int_equal(pt_hwclock_init_ex(&clk, 156250000, UINT64_MAX, NULL, NULL, fake_info, &f), 0);
 	for (int i = 0; i < 3; i++) {
-		c.hwts = i == 0;
-		c.hwclock = i == 0 ? &clk : NULL;
+		c.res.hwts = i == 0;
+		c.res.hwclock = i == 0 ? &clk : NULL;
 		if (i == 2)
-			c.dev_attr.completion_timestamp_mask = 0;
-		assert_int_equal(pt_hooks_load_builtin_trace(arg, err, sizeof(err)), 0);
+			c.dev.dev_attr.completion_timestamp_mask = 0;
+		assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), 0);
 		assert_int_equal(pt_trace_begin(&c, true, false), 0);
 		assert_int_equal(pt_trace_end(&c, 0, 1000), 0);
 		pt_hooks_unload_all();

@@ -12,7 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "json.h"
+#include "perftest/report/json.h"
 
 static struct pt_test_info info(const char *name)
 {

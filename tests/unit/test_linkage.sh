@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# TAP test: one definition per global symbol (perftest-facts 4.3).
+# TAP test: one definition per global symbol (docs/upstream-behaviour.md §11).
 # Upstream defined duration_param in two .c files; with -fcommon the two
 # tentative definitions merged silently, with GCC >= 10 (-fno-common) the
-# link broke. Here we require, over every object of perftest/libengine.a
-# plus the tool's own objects and the linked tool:
+# link broke. Here we require, over every object of the layers' libraries
+# (util, wire, cli, report, hooks, recorder, engine, tools) plus the tool's
+# own objects and the linked tool:
 #   - no common symbols (nm type C), i.e. nothing compiled with -fcommon;
 #   - no strong global definition (nm types T D B R G S) in two objects,
 #     even when the linker would never pull both objects into one program.
@@ -14,10 +15,14 @@ set -u
 
 top=${top_builddir:-.}
 NM=${NM:-nm}
-LIB=$top/perftest/libengine.a
+LIBS=("$top"/util/libptutil.a "$top"/perftest/wire/libwire.a "$top"/perftest/cli/libcli.a
+	"$top"/perftest/report/libreport.a "$top"/plugin/hooks/libhooks.a
+	"$top"/plugin/recorder/librecorder.a "$top"/perftest/engine/libengine.a
+	"$top"/perftest/tools/libtools.a)
+LIB=${LIBS[*]}
 BIN=$top/perftest/ib_send_bw
 MAIN_OBJS=()
-for o in "$top"/perftest/ib_send_bw.o "$top"/perftest/ib_send_bw-*.o; do
+for o in "$top"/perftest/tools/ib_send_bw.o "$top"/perftest/tools/perftest_ib_send_bw-*.o; do
 	[ -f "$o" ] && MAIN_OBJS+=("$o")
 done
 
@@ -39,7 +44,9 @@ report() {
 echo "1..6"
 
 # 1. the inputs exist (without them every other check would pass vacuously)
-if [ ! -f "$LIB" ] || [ ! -x "$BIN" ]; then
+missing=
+for l in "${LIBS[@]}"; do [ -f "$l" ] || missing="$missing $l"; done
+if [ -n "$missing" ] || [ ! -x "$BIN" ]; then
 	not_ok "$LIB and $BIN are built"
 	for i in 2 3 4 5 6; do not_ok "check $i skipped: nothing to inspect"; done
 	exit 0
@@ -47,7 +54,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_linkage.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # POSIX format, one line per symbol: "FILE[OBJ]: NAME TYPE VALUE SIZE"
-if ! "$NM" -A -P "$LIB" "${MAIN_OBJS[@]}" >"$tmp/objs" 2>"$tmp/err"; then
+if ! "$NM" -A -P "${LIBS[@]}" "${MAIN_OBJS[@]}" >"$tmp/objs" 2>"$tmp/err"; then
 	not_ok "nm reads $LIB"
 	diag <"$tmp/err"
 	for i in 2 3 4 5 6; do not_ok "check $i skipped: nm failed"; done
@@ -55,9 +62,9 @@ if ! "$NM" -A -P "$LIB" "${MAIN_OBJS[@]}" >"$tmp/objs" 2>"$tmp/err"; then
 fi
 nobj=$(awk '{ print $1 }' "$tmp/objs" | sort -u | wc -l)
 if [ "$nobj" -ge 2 ]; then
-	ok "nm reads $nobj objects (libengine.a and ${#MAIN_OBJS[@]} tool object(s))"
+	ok "nm reads $nobj objects (${#LIBS[@]} layer libraries and ${#MAIN_OBJS[@]} tool object(s))"
 else
-	not_ok "nm reads the objects of libengine.a"
+	not_ok "nm reads the objects of the layer libraries"
 	echo "# only $nobj object(s) with symbols"
 fi
 

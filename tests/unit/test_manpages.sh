@@ -8,8 +8,8 @@ set -u
 top=${top_builddir:-.}
 src=${srcdir:-.}
 TOOLS="ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat ib_atomic_bw ib_atomic_lat"
-PAGE=$src/perftest/ib_send_bw.1
-WPAGE=$src/plugin/wrtrace.1
+PAGE=$src/perftest/tools/ib_send_bw.1
+WPAGE=$src/plugin/recorder/wrtrace.1
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; shift; printf '# %s\n' "$@"; }
@@ -26,8 +26,8 @@ for t in $TOOLS; do
 	else ok "$t: every -h option in ib_send_bw.1"; fi
 done
 for t in $TOOLS; do
-	grep -q "^\.so man1/ib_send_bw\.1" "$src/perftest/$t.1" 2>/dev/null || [ "$t" = ib_send_bw ] &&
-		ok "$t.1 exists" || not_ok "$t.1 exists" "no $src/perftest/$t.1 pointing at ib_send_bw.1"
+	grep -q "^\.so man1/ib_send_bw\.1" "$src/perftest/tools/$t.1" 2>/dev/null || [ "$t" = ib_send_bw ] &&
+		ok "$t.1 exists" || not_ok "$t.1 exists" "no $src/perftest/tools/$t.1 pointing at ib_send_bw.1"
 done
 missing=()
 for c in $("$top/plugin/wrtrace" --help 2>&1 | grep -oE '^(usage: +| +)wrtrace [a-z]+' | awk '{ print $NF }'); do

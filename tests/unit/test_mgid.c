@@ -6,7 +6,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
-#include "mgid.h"
+#include "perftest/cli/mgid.h"
 
 static const uint8_t v4mapped_225_1_1_20[16] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 225, 1, 1, 20

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* The 6.28+ parameter negotiation block (perftest-facts 1.6): byte layout
+/* The 6.28+ parameter negotiation block (docs/wire-protocol.md §7): byte layout
  * of both sizes, strict parsing, and the mismatch report. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,8 +7,8 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "negotiate.h"
-#include "wire.h"
+#include "perftest/wire/negotiate.h"
+#include "perftest/wire/wire.h"
 
 static struct pt_negotiate sample(void)
 {

@@ -19,8 +19,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <cmocka.h>
-#include "clock.h"
-#include "oob.h"
+#include "util/clock.h"
+#include "perftest/wire/oob.h"
 
 struct srv {
 	struct pt_oob c;
@@ -228,7 +228,7 @@ static void test_old_peer_refused(void **state)
 	refused_peer("5.60", "'5.60' is older than 5.70");
 }
 
-/* 6.28 negotiates (facts 1.6). The server speaks N after V; the client is
+/* 6.28 negotiates (docs/wire-protocol.md §7). The server speaks N after V; the client is
  * a raw socket playing a 6.28 build with or without mlx5dv (320 or 312
  * bytes), and must get an answer of its own size, nothing more. */
 static struct pt_negotiate neg_block(int64_t size)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "mgid.h"
-#include "options.h"
-#include "options_int.h"
+#include "perftest/cli/mgid.h"
+#include "perftest/cli/options.h"
+#include "perftest/cli/options_int.h"
 
 /* One parse of "<tool> <cmdline>" with stdout/stderr captured. */
 struct run {

@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$src/plugin/perftest_plugin.h" "$src/plugin/examples/count_plugin.c" "$tmp/"
 
 if (cd "$tmp" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC \
-	-o count.so count_plugin.c) 2>"$tmp/err"; then
+	-I . -o count.so count_plugin.c) 2>"$tmp/err"; then
 	ok "the example plugin builds as C99 from perftest_plugin.h alone"
 else
 	not_ok "the example plugin builds as C99 from perftest_plugin.h alone"

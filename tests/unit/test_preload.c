@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "clock.h"
+#include "util/clock.h"
 #include "mock_cqx.h"
-#include "preload.h"
+#include "plugin/preload/preload.h"
 
 static struct verbs_context vctx;
 static struct ibv_device dev;
@@ -254,7 +254,7 @@ static struct ibv_cq_ex *m_create_cq_ex(struct ibv_context *c, struct ibv_cq_ini
 	last_ex = *a;
 	ex_calls++;
 	if (fail_ts && (a->wc_flags & TS)) {
-		errno = EOPNOTSUPP; /* mlx5 with real-time stamps only (facts 3.4) */
+		errno = EOPNOTSUPP; /* mlx5 with real-time stamps only (docs/hw-timestamps.md §4) */
 		return NULL;
 	}
 	assert_true(ncq_ex < 4);

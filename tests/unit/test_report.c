@@ -8,7 +8,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "report.h"
+#include "perftest/report/report.h"
 
 /* Capture what a report function prints. */
 struct cap {

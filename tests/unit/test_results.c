@@ -8,7 +8,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "results.h"
+#include "perftest/report/results.h"
 
 #define MIB 1048576.0
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Pure OOB codecs: key messages, versions/peer rules, MTU, sys data and
- * BW report byte order (perftest-facts §1.3-1.8). */
+ * BW report byte order (docs/wire-protocol.md §2-5, §8). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 #include <cmocka.h>
-#include "wire.h"
+#include "perftest/wire/wire.h"
 
 static const char key_txt[] =
 	"1234:0010:abcdef:123456:deadbeef:00007f1234567890:00000000";
@@ -232,8 +232,8 @@ static void test_key_mutations(void **state)
 	}
 }
 
-/* -z/-R raw keys: the exact byte layout of both struct generations (facts
- * 2.1), round trips, and what a strict parser refuses. */
+/* -z/-R raw keys: the exact byte layout of both struct generations (docs/wire-protocol.md
+ * §9.2), round trips, and what a strict parser refuses. */
 static void test_key_raw_layouts(void **state)
 {
 	struct pt_key k = sample_gid_key(), back;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "wrtrace.h"
+#include "plugin/recorder/wrtrace.h"
 
 /* Allocation counter over the objects linked statically (--wrap). */
 static bool counting;

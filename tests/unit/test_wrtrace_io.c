@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "wrtrace_int.h"
+#include "plugin/recorder/wrtrace_int.h"
 
 static char dir[] = "/tmp/test_wrtrace_io.XXXXXX";
 
@@ -298,7 +298,9 @@ static char *slurp(const char *path)
 	char *buf = calloc(1, 1 << 20);
 
 	assert_non_null(f);
-	fread(buf, 1, (1 << 20) - 1, f);
+	assert_non_null(buf);
+	buf[fread(buf, 1, (1 << 20) - 1, f)] = '\0';
+	assert_false(ferror(f));
 	fclose(f);
 	return buf;
 }

@@ -4,7 +4,9 @@
  * Latencies follow a fixed saw-tooth so every run writes the same file. */
 #include <stdio.h>
 #include <stdlib.h>
-#include "hooks.h"
+#include "plugin/hooks/hooks.h"
+#include "plugin/recorder/wrtrace.h"
+#include "perftest/engine/engine.h"
 
 int main(int argc, char **argv)
 {
@@ -20,7 +22,7 @@ int main(int argc, char **argv)
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
 	char err[512];
 
-	if (argc < 2 || pt_hooks_load_builtin_trace(argv[1], err, sizeof(err)) ||
+	if (argc < 2 || pt_trace_load_builtin(wrt_plugin_get_ops(), argv[1], err, sizeof(err)) ||
 	    pt_hooks_run_start(&in, err, sizeof(err))) {
 		fprintf(stderr, "wrtrace_synth: %s\n", argc < 2 ? "usage: wrtrace_synth FILE [WRS]" : err);
 		return 1;

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Derived parameters and cross-option rules, applied after all options are
+ * read (docs/upstream-behaviour.md §4.1 multicast, §3 defaults). Order matters: the
+ * test mode decides iters, iters caps the depths, the depths cap cq_mod. */
+#include <stdarg.h>
+#include "options_int.h"
+
+
+static const char *conn_name(enum pt_conn_type t)
+{
+	return t == PT_CONN_RC ? "RC" : t == PT_CONN_UC ? "UC" : "UD";
+}
+
+/* -g: UD, one QP, no -b, no -R, a GID (docs/upstream-behaviour.md §4.1). */
+static int check_mcast(struct pt_params *p, FILE *err)
+{
+	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client))
+		return perr(err, " --connectionless is for a multicast receiver: -g and no server name\n");
+	if (!p->mcast.enabled) {
+		if (p->mcast.mgid_given)
+			return perr(err, " -M (--MGID) needs -g (--mcg)\n");
+		return 0;
+	}
+	if (p->tool->verb != PT_VERB_SEND)
+		return perr(err, "MultiCast feature only available on SEND verb\n");
+	if (p->traffic.bidirectional)
+		return perr(err, "Bidirectional mode not supported in multicast\n");
+	if (p->conn.num_qps > 1)
+		return perr(err, "Only 1 QP supported in multicast\n");
+	if (p->conn.rdma_cm_qps)
+		return perr(err, " rdma_cm (-R) is not supported in multicast\n");
+	if (p->conn.type_given && p->conn.type != PT_CONN_UD)
+		return perr(err, " Multicast runs on UD only, not -c %s\n",
+			    conn_name(p->conn.type));
+	p->conn.type = PT_CONN_UD;
+	if (p->dev.gid_index < 0)
+		p->dev.gid_index = 0; /* a GRH is required */
+	return 0;
+}
+
+static int check_connection(struct pt_params *p, FILE *err)
+{
+	if (p->conn.rdma_cm_qps) {
+		if (p->conn.type == PT_CONN_UC)
+			return perr(err, " rdma_cm (-R) does not support UC\n");
+		p->conn.rdma_cm_oob = true;
+	}
+	if (p->dev.tos >= 0 && !p->conn.rdma_cm_oob)
+		return perr(err, " TOS only valid for rdma_cm based QP and RawEth QP\n");
+	return 0;
+}
+
+/* Test method (-a, --run_infinitely) and type (iterations or -D). */
+static int check_mode(struct pt_params *p, const struct pt_parse_state *st, FILE *err)
+{
+	struct pt_traffic_params *t = &p->traffic;
+
+	if (p->tool->verb == PT_VERB_ATOMIC && t->size_given && t->size != PT_ATOMIC_SIZE)
+		return perr(err, " Message size of atomic tests is fixed at %u bytes\n",
+			    PT_ATOMIC_SIZE);
+	if (t->all_sizes && t->run_infinitely)
+		return perr(err, " -a and --run_infinitely cannot be combined\n");
+	if (st->duration_given) {
+		if (t->all_sizes)
+			return perr(err, " Duration mode (-D) cannot be combined with -a\n");
+		if (t->use_event)
+			return perr(err, " Duration mode (-D) cannot be combined with events (-e)\n");
+		if (t->iters_given)
+			return perr(err, " -n and -D cannot be combined: give iterations or a duration\n");
+		if (!st->margin_given)
+			t->margin = t->duration / 4;
+		if (t->duration <= 2 * t->margin)
+			return perr(err, " Duration %d, margin %d: please check that DURATION > 2*MARGIN\n",
+				    t->duration, t->margin);
+	} else if (st->margin_given) {
+		return perr(err, " -f (--margin) is only valid with -D\n");
+	}
+	if (t->run_infinitely && t->iters_given)
+		return perr(err, " -n and --run_infinitely cannot be combined\n");
+	if (st->duration_given || t->run_infinitely) {
+		t->test_type = PT_TEST_DURATION;
+		t->iters = 0;
+	}
+	if (t->run_infinitely)
+		t->test_method = PT_METHOD_INFINITELY;
+	if (t->all_sizes) {
+		t->test_method = PT_METHOD_ALL;
+		t->size = PT_MAX_SIZE; /* buffers are sized for the largest step */
+	}
+	if (p->report.cpu_util && t->test_type != PT_TEST_DURATION)
+		return perr(err, " --cpu_util is only valid in duration mode (-D)\n");
+	return 0;
+}
+
+static int check_output(struct pt_params *p, FILE *err)
+{
+	bool bw = p->tool->kind == PT_KIND_BW;
+
+	switch (p->report.output) {
+	case PT_OUTPUT_BANDWIDTH:
+	case PT_OUTPUT_MESSAGE_RATE:
+		if (!bw)
+			return perr(err, " --output=%s is only valid for bandwidth tests\n",
+				    p->report.output == PT_OUTPUT_BANDWIDTH ?
+				    "bandwidth" : "message_rate");
+		break;
+	case PT_OUTPUT_LATENCY:
+		if (bw)
+			return perr(err, " --output=latency is only valid for latency tests\n");
+		break;
+	case PT_OUTPUT_FULL:
+		break;
+	}
+	return 0;
+}
+
+/* Queue depths, post list and CQ moderation. */
+static int check_depths(struct pt_params *p, FILE *err)
+{
+	struct pt_traffic_params *t = &p->traffic;
+	bool iterations = t->test_type == PT_TEST_ITERATIONS;
+	bool send = p->tool->verb == PT_VERB_SEND;
+	bool ud_uc = p->conn.type == PT_CONN_UD || p->conn.type == PT_CONN_UC;
+
+	if (iterations) {
+		if (t->post_list > 1 && t->iters % (uint64_t)t->post_list)
+			return perr(err, " Number of iterations (%llu) must be a multiple of"
+				    " the post list size (%d)\n",
+				    (unsigned long long)t->iters, t->post_list);
+		if ((uint64_t)t->tx_depth > t->iters)
+			t->tx_depth = (int)t->iters;
+		if ((uint64_t)t->rx_depth > t->iters)
+			t->rx_depth = (int)t->iters;
+		/* UD/UC drop what finds no receive: pre-post them all */
+		if (send && ud_uc && !t->rx_depth_given)
+			t->rx_depth = t->iters < PT_UD_UC_MAX_RX_DEPTH ? (int)t->iters :
+				      PT_UD_UC_MAX_RX_DEPTH;
+	}
+	if (send && t->test_method == PT_METHOD_REGULAR && (t->rx_depth & 1))
+		t->rx_depth++;
+	if (t->post_list > t->tx_depth)
+		return perr(err, " Post list size (%d) must not exceed the TX depth (%d)\n",
+			    t->post_list, t->tx_depth);
+
+	if (t->size > PT_BIG_MSG_SIZE && p->tool->kind == PT_KIND_BW) {
+		if (!t->cq_mod_given && p->conn.type != PT_CONN_UD && !t->all_sizes &&
+		    !t->use_event)
+			t->cq_mod = 1;
+		else if (t->cq_mod_given && t->cq_mod > 1)
+			fprintf(err, " Warning: CQ moderation %d with messages of %llu bytes"
+				" may exhaust the send queue\n", t->cq_mod,
+				(unsigned long long)t->size);
+	}
+	if (t->post_list > 1) {
+		if (!t->cq_mod_given)
+			t->cq_mod = t->post_list;
+		else if (t->post_list % t->cq_mod)
+			return perr(err, " Post list size (%d) must be a multiple of the CQ"
+				    " moderation (%d)\n", t->post_list, t->cq_mod);
+	}
+	if (t->cq_mod > t->tx_depth)
+		t->cq_mod = t->tx_depth;
+	return 0;
+}
+
+/* When the BW peak is not measured (docs/upstream-behaviour.md §3). */
+static void check_no_peak(struct pt_params *p, FILE *err)
+{
+	struct pt_traffic_params *t = &p->traffic;
+
+	if (p->tool->kind != PT_KIND_BW)
+		return;
+	if (t->test_type == PT_TEST_DURATION) {
+		p->report.no_peak = true;
+	} else if (t->iters > PT_NO_PEAK_ITERS && !p->report.no_peak) {
+		fprintf(err, " WARNING: BW peak won't be measured in this run.\n");
+		p->report.no_peak = true;
+	}
+	/* the SEND receiver only timestamps the first and last message */
+	if (p->tool->verb == PT_VERB_SEND && !p->oob.is_client && !t->bidirectional)
+		p->report.no_peak = true;
+}
+
+int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err)
+{
+	if (check_mcast(p, err) || check_connection(p, err) || check_mode(p, st, err) ||
+	    check_output(p, err) || check_depths(p, err))
+		return 1;
+	check_no_peak(p, err);
+	return 0;
+}

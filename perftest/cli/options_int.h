@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Internal to the option parser: the option table and the dependency
+ * checks, shared by options.c, options_table.c and options_check.c. */
+#ifndef PT_OPTIONS_INT_H
+#define PT_OPTIONS_INT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include "params.h"
+
+/* What an option does; every upstream option we reject is PT_OPT_UNSUPPORTED. */
+enum pt_opt_id {
+	PT_OPT_UNSUPPORTED = 0,
+	PT_OPT_ALL, PT_OPT_ATOMIC_TYPE, PT_OPT_BIDIR, PT_OPT_CONNECTION,
+	PT_OPT_REPORT_CYCLES, PT_OPT_IB_DEV, PT_OPT_DURATION, PT_OPT_EVENTS,
+	PT_OPT_MARGIN, PT_OPT_CPU_FREQ, PT_OPT_MCG, PT_OPT_HELP, PT_OPT_HISTOGRAM,
+	PT_OPT_IB_PORT, PT_OPT_INLINE, PT_OPT_POST_LIST, PT_OPT_MTU, PT_OPT_MGID,
+	PT_OPT_ITERS, PT_OPT_NO_PEAK, PT_OPT_OUTS, PT_OPT_PORT, PT_OPT_QP,
+	PT_OPT_CQ_MOD, PT_OPT_RX_DEPTH, PT_OPT_RDMA_CM, PT_OPT_SIZE, PT_OPT_SL,
+	PT_OPT_TX_DEPTH, PT_OPT_TOS, PT_OPT_QP_TIMEOUT, PT_OPT_UNSORTED,
+	PT_OPT_VERSION, PT_OPT_GID_INDEX, PT_OPT_COMM_RDMA_CM, PT_OPT_CPU_UTIL,
+	PT_OPT_DONT_XCHG, PT_OPT_OOB_TIMEOUT, PT_OPT_OUTPUT, PT_OPT_OUT_JSON,
+	PT_OPT_OUT_JSON_FILE, PT_OPT_PLUGIN, PT_OPT_REPORT_GBITS, PT_OPT_REPORT_BOTH,
+	PT_OPT_RUN_INFINITELY, PT_OPT_TCLASS, PT_OPT_TRACE, PT_OPT_OLD_POST_SEND,
+	PT_OPT_NEW_POST_SEND, PT_OPT_ANNOUNCE_VERSION, PT_OPT_CONNECTIONLESS,
+};
+
+enum pt_optdef_flags {
+	PT_OPTF_UNSUPPORTED = 1u << 0, /* upstream has it, this build does not */
+	PT_OPTF_HIDDEN = 1u << 1,      /* accepted, not listed by -h */
+};
+
+struct pt_optdef {
+	enum pt_opt_id id;
+	char short_name;        /* 0: long only */
+	const char *long_name;  /* NULL: short only */
+	const char *long_alias; /* a second accepted spelling, not listed */
+	bool has_arg;
+	unsigned groups;        /* enum pt_option_group; 0 = every tool */
+	unsigned flags;         /* enum pt_optdef_flags */
+	const char *arg_name;   /* for -h */
+	const char *help;
+};
+
+/* The table, upstream's options in upstream's spelling. */
+const struct pt_optdef *pt_optdefs(size_t *count);
+
+/* Room for every long name and alias in getopt's table (checked at compile time). */
+#define PT_MAX_LONGOPTS 320
+
+/* Facts the checks need but the engine does not. */
+struct pt_parse_state {
+	bool duration_given;
+	bool margin_given;
+};
+
+/* Derived parameters and cross-option validation (docs/upstream-behaviour.md §3, §4.1). */
+int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err);
+
+/* Print a parse error; returns 1 (the parser's failure status). Inline so
+ * that the parser and the checks share it without using each other. */
+static inline int pt_perr(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int pt_perr(FILE *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(err, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+#define perr pt_perr
+
+#endif

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The option table (names as upstream spells them, docs/upstream-behaviour.md §1, §2)
+ * and the -h listing generated from it. Upstream options we do not implement
+ * stay in the table so they are refused with "not supported by this build"
+ * instead of "unrecognized". */
+#include <stdio.h>
+#include "options.h"
+#include "options_int.h"
+
+#define OPT(id, s, l, arg, groups, argname, help) \
+	{ PT_OPT_##id, s, l, NULL, arg, groups, 0, argname, help }
+/* Unsupported options never reach their argument, so has_arg is moot. */
+#define NOPE(s, l) { PT_OPT_UNSUPPORTED, s, l, NULL, false, 0, PT_OPTF_UNSUPPORTED, NULL, NULL }
+
+static const struct pt_optdef optdefs[] = {
+	OPT(ALL, 'a', "all", false, PT_OPTG_ALL_SIZES, NULL,
+	    "Run sizes from 2 till 2^23"),
+	OPT(ATOMIC_TYPE, 'A', "atomic_type", true, PT_OPTG_ATOMIC_TYPE, "type",
+	    "Type of atomic operation: CMP_AND_SWAP or FETCH_AND_ADD (default FETCH_AND_ADD)"),
+	OPT(BIDIR, 'b', "bidirectional", false, PT_OPTG_BW, NULL,
+	    "Measure bidirectional bandwidth (default unidirectional)"),
+	OPT(CONNECTION, 'c', "connection", true, 0, "type",
+	    "Connection type"),
+	OPT(REPORT_CYCLES, 'C', "report-cycles", false, PT_OPTG_LAT, NULL,
+	    "Report times in cpu cycle units (default microseconds)"),
+	OPT(IB_DEV, 'd', "ib-dev", true, 0, "dev",
+	    "Use IB device <dev> (default first device found)"),
+	OPT(DURATION, 'D', "duration", true, 0, "sec",
+	    "Run the test for <sec> seconds instead of a number of iterations"),
+	OPT(EVENTS, 'e', "events", false, PT_OPTG_EVENTS, NULL,
+	    "Sleep on CQ events (default poll)"),
+	OPT(MARGIN, 'f', "margin", true, 0, "sec",
+	    "With -D: do not measure the first and last <sec> seconds (default duration/4)"),
+	OPT(CPU_FREQ, 'F', "CPU-freq", false, 0, NULL,
+	    "Do not warn about CPU frequency scaling"),
+	/* -g is in every tool's table so that non-SEND tools say why not. */
+	OPT(MCG, 'g', "mcg", false, 0, NULL,
+	    "Send messages to a multicast group (UD, one QP)"),
+	OPT(HELP, 'h', "help", false, 0, NULL,
+	    "Show this help screen"),
+	/* upstream's table says "histogrm"; the documented spelling works too */
+	{ PT_OPT_HISTOGRAM, 'H', "report-histogrm", "report-histogram", false, PT_OPTG_LAT, 0,
+	  NULL, "Print out all results, sorted (default summary only)" },
+	OPT(IB_PORT, 'i', "ib-port", true, 0, "port",
+	    "Use port <port> of the IB device (default 1)"),
+	OPT(INLINE, 'I', "inline_size", true, PT_OPTG_INLINE, "size",
+	    "Max size of message to be sent inline (default: device dependent, 0 on rxe/siw)"),
+	OPT(POST_LIST, 'l', "post_list", true, PT_OPTG_BW, "size",
+	    "Post a list of <size> WQEs at once (instead of single posts)"),
+	OPT(MTU, 'm', "mtu", true, 0, "mtu",
+	    "MTU: 256, 512, 1024, 2048 or 4096 (default port MTU)"),
+	OPT(MGID, 'M', "MGID", true, PT_OPTG_MCAST, "mgid",
+	    "With -g: multicast group, as a.b.c.d, 16 colon-separated bytes or IPv6 text"),
+	OPT(ITERS, 'n', "iters", true, 0, "iters",
+	    "Number of exchanges, at least 5"),
+	OPT(NO_PEAK, 'N', "noPeak", false, PT_OPTG_BW, NULL,
+	    "Don't measure peak bandwidth"),
+	OPT(OUTS, 'o', "outs", true, PT_OPTG_OUTS, "num",
+	    "Number of outstanding read/atomic requests (default device max)"),
+	OPT(PORT, 'p', "port", true, 0, "port",
+	    "Listen on/connect to TCP port <port> (default 18515)"),
+	OPT(QP, 'q', "qp", true, PT_OPTG_BW, "num",
+	    "Number of QPs (default 1)"),
+	OPT(CQ_MOD, 'Q', "cq-mod", true, PT_OPTG_BW, "num",
+	    "Generate a completion every <num> sends (default 100)"),
+	OPT(RX_DEPTH, 'r', "rx-depth", true, PT_OPTG_RX_DEPTH, "dep",
+	    "Size of the receive queue (default 512)"),
+	OPT(RDMA_CM, 'R', "rdma_cm", false, 0, NULL,
+	    "Connect the QPs with rdma_cm and run the test on them"),
+	OPT(SIZE, 's', "size", true, 0, "size",
+	    "Size of message to exchange, K/M suffixes allowed"),
+	OPT(SL, 'S', "sl", true, 0, "sl",
+	    "Service level (default 0)"),
+	OPT(TX_DEPTH, 't', "tx-depth", true, PT_OPTG_BW, "dep",
+	    "Size of the send queue (default 128)"),
+	OPT(TOS, 'T', "tos", true, 0, "tos",
+	    "Type of service 0..255 (rdma_cm only)"),
+	OPT(QP_TIMEOUT, 'u', "qp-timeout", true, 0, "timeout",
+	    "QP timeout 0..31: 4.096 usec * 2^timeout (default 14)"),
+	OPT(UNSORTED, 'U', "report-unsorted", false, PT_OPTG_LAT, NULL,
+	    "Print out all results, unsorted"),
+	OPT(VERSION, 'V', "version", false, 0, NULL,
+	    "Display version number"),
+	OPT(GID_INDEX, 'x', "gid-index", true, 0, "index",
+	    "GID index to use (default: none on IB, automatic on RoCE)"),
+	OPT(COMM_RDMA_CM, 'z', "comm_rdma_cm", false, 0, NULL,
+	    "Exchange connection data over rdma_cm (data QPs are still regular QPs)"),
+	/* latency tools have no CPU column: refused there, not ignored */
+	OPT(CPU_UTIL, 0, "cpu_util", false, PT_OPTG_BW, NULL,
+	    "Show CPU utilization in the report (duration mode only)"),
+	OPT(DONT_XCHG, 0, "dont_xchg_versions", false, 0, NULL,
+	    "Do not exchange versions and MTU with the other side"),
+	OPT(OOB_TIMEOUT, 0, "oob_timeout", true, 0, "sec",
+	    "Give up on the out-of-band exchange after <sec> seconds (default 60, 0 = never)"),
+	OPT(OUTPUT, 0, "output", true, 0, "what",
+	    "Print only one number: bandwidth or message_rate (BW), latency (LAT)"),
+	OPT(OUT_JSON, 0, "out_json", false, 0, NULL,
+	    "Also write the results to a JSON file"),
+	OPT(OUT_JSON_FILE, 0, "out_json_file", true, 0, "file",
+	    "JSON file name (default perftest_out.json); implies --out_json"),
+	OPT(PLUGIN, 0, "plugin", true, 0, "path[:args]",
+	    "Load a hook plugin built against perftest_plugin.h (also: PERFTEST_PLUGIN)"),
+	OPT(REPORT_GBITS, 0, "report_gbits", false, PT_OPTG_BW, NULL,
+	    "Report bandwidth in Gb/s instead of MiB/s"),
+	OPT(REPORT_BOTH, 0, "report-both", false, PT_OPTG_BW, NULL,
+	    "With -b: report local and remote results separately"),
+	OPT(RUN_INFINITELY, 0, "run_infinitely", false, PT_OPTG_BW, NULL,
+	    "Run forever, printing results every 5 seconds (or -D seconds)"),
+	OPT(TCLASS, 0, "tclass", true, 0, "tclass",
+	    "Traffic class in the GRH 0..255 (default 0)"),
+	OPT(TRACE, 0, "trace", true, 0, "file[:opt]",
+	    "Record every WR to <file> (.csv or .jsonl); options :max=N :fifo=N :nodefer :quiet"),
+	OPT(OLD_POST_SEND, 0, "use_old_post_send", false, 0, NULL,
+	    "Post with ibv_post_send"),
+	OPT(NEW_POST_SEND, 0, "use_new_post_send", false, 0, NULL,
+	    "Post with the ibv_wr_* API (default)"),
+	OPT(CONNECTIONLESS, 0, "connectionless", false, PT_OPTG_MCAST_RX, NULL,
+	    "Multicast receiver (-g) with no peer and no OOB exchange: an extra receiver"),
+	/* Test only: announce STR as our version (lab tests of old/new peers). */
+	{ PT_OPT_ANNOUNCE_VERSION, 0, "announce_version", NULL, true, 0, PT_OPTF_HIDDEN,
+	  "ver", NULL },
+
+	/* Upstream options this build refuses. */
+	NOPE('w', "limit_bw"), NOPE('y', "limit_msgrate"), NOPE('O', "dualport"),
+	NOPE('X', "vector"), NOPE('W', "report-counters"), NOPE('L', "hop_limit"),
+	NOPE('B', "source_mac"), NOPE('E', "dest_mac"), NOPE('J', "dest_ip"),
+	NOPE('j', "source_ip"), NOPE('K', "dest_port"), NOPE('k', "source_port"),
+	NOPE('v', "mac_fwd"), NOPE('Z', "server"), NOPE('P', "client"),
+	NOPE('G', "use_rss"), NOPE('Y', NULL),
+	NOPE(0, "recv_post_list"), NOPE(0, "dlid"), NOPE(0, "force-link"),
+	NOPE(0, "inline_recv"), NOPE(0, "use-srq"), NOPE(0, "ipv6"), NOPE(0, "ipv6-addr"),
+	NOPE(0, "bind_source_ip"), NOPE(0, "mmap"), NOPE(0, "mmap-offset"),
+	NOPE(0, "mr_per_qp"), NOPE(0, "odp"), NOPE(0, "perform_warm_up"),
+	NOPE(0, "pkey_index"), NOPE(0, "report-per-port"), NOPE(0, "reversed"),
+	NOPE(0, "retry_count"), NOPE(0, "flow_label"), NOPE(0, "use_hugepages"),
+	NOPE(0, "wait_destroy"), NOPE(0, "disable_pcie_relaxed"), NOPE(0, "burst_size"),
+	NOPE(0, "typical_pkt_size"), NOPE(0, "rate_limit"), NOPE(0, "rate_units"),
+	NOPE(0, "rate_limit_type"), NOPE(0, "use_cuda"), NOPE(0, "use_cuda_bus_id"),
+	NOPE(0, "use_cuda_dmabuf"), NOPE(0, "use_rocm"), NOPE(0, "log_dci_streams"),
+	NOPE(0, "log_active_dci_streams"), NOPE(0, "aes_xts"), NOPE(0, "send_with_imm"),
+	NOPE(0, "write_with_imm"), NOPE(0, "cqe_poll"),
+	NOPE(0, "disable_dynamic_polling"), NOPE(0, "data_validation"),
+	NOPE(0, "data_validation_debug"), NOPE(0, "pin_cores"), NOPE(0, "numa_node"),
+	NOPE(0, "disable_numa"), NOPE(0, "no_lock"), NOPE(0, "no_enhanced_reorder"),
+	NOPE(0, "tph_mem"), NOPE(0, "cpu_id"), NOPE(0, "ph"), NOPE(0, "congest_type"),
+	NOPE(0, "sig_offload"), NOPE(0, "payload_file_path"), NOPE(0, "latency_gap"),
+	NOPE(0, "use-null-mr"), NOPE(0, "tcp"), NOPE(0, "promiscuous"), NOPE(0, "sniffer"),
+	NOPE(0, "raw_mcast"), NOPE(0, "raw_ipv6"), NOPE(0, "vlan_en"), NOPE(0, "vlan_pcp"),
+	NOPE(0, "flows"), NOPE(0, "flows_burst"), NOPE(0, "reply_every"),
+	NOPE(0, "local_ip"), NOPE(0, "remote_ip"), NOPE(0, "local_port"),
+	NOPE(0, "remote_port"), NOPE(0, "local_mac"), NOPE(0, "remote_mac"),
+};
+
+_Static_assert(sizeof(optdefs) / sizeof(optdefs[0]) * 2 <= PT_MAX_LONGOPTS,
+	       "raise PT_MAX_LONGOPTS");
+
+const struct pt_optdef *pt_optdefs(size_t *count)
+{
+	*count = sizeof(optdefs) / sizeof(optdefs[0]);
+	return optdefs;
+}
+
+static const char *conn_list(unsigned types)
+{
+	switch (types) {
+	case PT_CONN_BIT(PT_CONN_RC):
+		return "RC";
+	case PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC):
+		return "RC/UC";
+	default:
+		return "RC/UC/UD";
+	}
+}
+
+/* Tool-dependent defaults appended to a few help lines. */
+static void print_default(const struct pt_tool *tool, enum pt_opt_id id, FILE *f)
+{
+	switch (id) {
+	case PT_OPT_CONNECTION:
+		fprintf(f, " %s (default RC)", conn_list(tool->conn_types));
+		break;
+	case PT_OPT_ITERS:
+		fprintf(f, " (default %llu)", (unsigned long long)tool->default_iters);
+		break;
+	case PT_OPT_SIZE:
+		if (tool->verb == PT_VERB_ATOMIC)
+			fprintf(f, " (fixed at %u)", PT_ATOMIC_SIZE);
+		else
+			fprintf(f, " (default %u)", tool->kind == PT_KIND_BW ?
+				PT_DEFAULT_SIZE_BW : PT_DEFAULT_SIZE_LAT);
+		break;
+	default:
+		break;
+	}
+}
+
+void pt_print_usage(const struct pt_tool *tool, FILE *f)
+{
+	size_t n;
+	const struct pt_optdef *defs = pt_optdefs(&n);
+
+	fprintf(f, "Usage:\n");
+	fprintf(f, "  %s            start a server and wait for connection\n", tool->name);
+	fprintf(f, "  %s <host>     connect to server at <host>\n\n", tool->name);
+	fprintf(f, "Options:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct pt_optdef *d = &defs[i];
+		char left[64];
+		int len;
+
+		if (d->flags & (PT_OPTF_UNSUPPORTED | PT_OPTF_HIDDEN))
+			continue;
+		if (d->groups && !(tool->option_groups & d->groups))
+			continue;
+		if (d->id == PT_OPT_MCG && !(tool->option_groups & PT_OPTG_MCAST))
+			continue;
+		if (d->short_name)
+			len = snprintf(left, sizeof(left), "  -%c, --%s", d->short_name,
+				       d->long_name);
+		else
+			len = snprintf(left, sizeof(left), "      --%s", d->long_name);
+		if (d->has_arg && len > 0 && (size_t)len < sizeof(left))
+			snprintf(left + len, sizeof(left) - (size_t)len, "%s<%s>",
+				 d->short_name ? " " : "=", d->arg_name);
+		fprintf(f, "%-32s %s", left, d->help);
+		print_default(tool, d->id, f);
+		fputc('\n', f);
+	}
+}

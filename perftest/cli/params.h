@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The run parameters of every tool, filled by pt_parse_args() (options.h).
+ * One struct for all eight tools, grouped by concern. Enum values that travel
+ * on the wire (parameter negotiation, docs/wire-protocol.md §7) keep upstream's
+ * numbering so they can be sent as they are. */
+#ifndef PT_PARAMS_H
+#define PT_PARAMS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+enum pt_verb {
+	PT_VERB_SEND = 0,
+	PT_VERB_WRITE = 2,
+	PT_VERB_READ = 4,
+	PT_VERB_ATOMIC = 5,
+};
+
+enum pt_kind {
+	PT_KIND_LAT = 0,
+	PT_KIND_BW = 1,
+};
+
+enum pt_conn_type {
+	PT_CONN_RC = 0,
+	PT_CONN_UC = 1,
+	PT_CONN_UD = 2,
+};
+#define PT_CONN_BIT(t) (1u << (t))
+
+enum pt_atomic_type {
+	PT_ATOMIC_CMP_AND_SWAP = 0,
+	PT_ATOMIC_FETCH_AND_ADD = 1,
+};
+
+/* How sizes are walked: one size, the -a sweep, or --run_infinitely. */
+enum pt_test_method {
+	PT_METHOD_REGULAR = 0,
+	PT_METHOD_ALL = 1,
+	PT_METHOD_INFINITELY = 2,
+};
+
+/* What ends a run: a number of iterations or a time (-D, --run_infinitely). */
+enum pt_test_type {
+	PT_TEST_ITERATIONS = 0,
+	PT_TEST_DURATION = 1,
+};
+
+/* --output: full tables, or one bare number. */
+enum pt_output {
+	PT_OUTPUT_FULL = 0,
+	PT_OUTPUT_BANDWIDTH,
+	PT_OUTPUT_MESSAGE_RATE,
+	PT_OUTPUT_LATENCY,
+};
+
+/* Option groups a tool may accept (struct pt_tool.option_groups). An option
+ * outside the tool's groups is refused by the parser and left out of -h. */
+enum pt_option_group {
+	PT_OPTG_BW = 1u << 0,          /* -b -l -q -Q -N -t --run_infinitely --cpu_util ... */
+	PT_OPTG_LAT = 1u << 1,         /* -C -H -U */
+	PT_OPTG_ALL_SIZES = 1u << 2,   /* -a */
+	PT_OPTG_EVENTS = 1u << 3,      /* -e */
+	PT_OPTG_INLINE = 1u << 4,      /* -I */
+	PT_OPTG_OUTS = 1u << 5,        /* -o */
+	PT_OPTG_ATOMIC_TYPE = 1u << 6, /* -A */
+	PT_OPTG_MCAST = 1u << 7,       /* -g -M */
+	PT_OPTG_RX_DEPTH = 1u << 8,    /* -r */
+	PT_OPTG_MCAST_RX = 1u << 9,    /* --connectionless (a BW receiver) */
+};
+
+/* One tool: what it measures and which options it takes. */
+struct pt_tool {
+	const char *name;          /* "ib_send_bw" */
+	enum pt_verb verb;
+	enum pt_kind kind;
+	unsigned conn_types;       /* PT_CONN_BIT() of each allowed -c value */
+	unsigned option_groups;    /* enum pt_option_group bits */
+	uint64_t default_iters;    /* 1000; 5000 for ib_write_bw */
+};
+
+extern const struct pt_tool pt_tool_send_bw, pt_tool_send_lat;
+extern const struct pt_tool pt_tool_write_bw, pt_tool_write_lat;
+extern const struct pt_tool pt_tool_read_bw, pt_tool_read_lat;
+extern const struct pt_tool pt_tool_atomic_bw, pt_tool_atomic_lat;
+
+/* Look a tool up by name ("ib_read_lat"); a leading directory is ignored,
+ * so argv[0] can be passed. NULL when unknown. */
+const struct pt_tool *pt_tool_find(const char *name);
+
+/* Limits and defaults shared with the rest of the engine. */
+#define PT_DEFAULT_OOB_PORT 18515
+#define PT_DEFAULT_OOB_TIMEOUT_SEC 60
+#define PT_DEFAULT_SIZE_BW 65536u
+#define PT_DEFAULT_SIZE_LAT 2u
+#define PT_ATOMIC_SIZE 8u
+#define PT_MAX_SIZE 8388608u          /* -a sweeps 2 .. 2^23 */
+#define PT_NO_PEAK_ITERS 20000u       /* more iterations: no BW peak */
+#define PT_UD_UC_MAX_RX_DEPTH 16000
+#define PT_BIG_MSG_SIZE 8192u         /* above: cq_mod 1 unless told */
+#define PT_DEFAULT_OUT_JSON_FILE "perftest_out.json"
+
+#define PT_DEVNAME_MAX 64      /* IBV_SYSFS_NAME_MAX */
+#define PT_HOST_MAX 256        /* a DNS name is at most 253 characters */
+#define PT_PATH_MAX 1024
+#define PT_VERSION_MAX 16      /* the version message is 16 bytes with NUL */
+
+struct pt_dev_params {
+	char ib_devname[PT_DEVNAME_MAX]; /* -d; "" = first device */
+	int ib_port;                     /* -i, 1 */
+	int gid_index;                   /* -x; -1 = none (IB) / automatic (RoCE) */
+	bool gid_index_given;            /* -x given: no automatic GID scan */
+	int mtu;                         /* -m in bytes; 0 = port active MTU */
+	int sl;                          /* -S, 0 */
+	int tclass;                      /* --tclass, 0 */
+	int tos;                         /* -T; -1 = not set (rdma_cm only) */
+	int qp_timeout;                  /* -u, 14 (4.096 us * 2^n) */
+};
+
+struct pt_conn_params {
+	enum pt_conn_type type;          /* -c, RC */
+	bool type_given;
+	int num_qps;                     /* -q, 1 */
+	bool rdma_cm_qps;                /* -R: data QPs connected by rdma_cm */
+	bool rdma_cm_oob;                /* -z (or -R): OOB exchange over rdma_cm */
+};
+
+struct pt_traffic_params {
+	uint64_t size;                   /* -s; PT_MAX_SIZE with -a (allocation) */
+	bool size_given;
+	uint64_t iters;                  /* -n; 0 in duration mode */
+	bool iters_given;
+	enum pt_test_type test_type;
+	enum pt_test_method test_method;
+	bool all_sizes;                  /* -a (test_method ALL) */
+	bool run_infinitely;             /* --run_infinitely (test_method INFINITELY) */
+	int duration;                    /* -D seconds; also the report period of
+	                                  * --run_infinitely (5) */
+	int margin;                      /* -f seconds, duration/4 */
+	int tx_depth;                    /* -t; BW 128, LAT 1; <= iters */
+	bool tx_depth_given;
+	int rx_depth;                    /* -r; SEND 512, RDMA 1; see options_check.c */
+	bool rx_depth_given;
+	int cq_mod;                      /* -Q; 100, <= tx_depth */
+	bool cq_mod_given;
+	int post_list;                   /* -l, 1 */
+	int inline_size;                 /* -I; -1 = device default (pt_inline_default) */
+	int out_reads;                   /* -o; 0 = device max_qp_rd_atom */
+	enum pt_atomic_type atomic_type; /* -A, FETCH_AND_ADD */
+	bool bidirectional;              /* -b */
+	bool use_event;                  /* -e */
+	bool use_old_post_send;          /* --use_old_post_send (default: ibv_wr_*) */
+};
+
+struct pt_mcast_params {
+	bool enabled;                    /* -g (forces UD, one QP) */
+	uint8_t mgid[16];                /* -M, default PT_MGID_DEFAULT_INIT */
+	bool mgid_given;
+	bool connectionless;             /* --connectionless: receive only, no peer */
+};
+
+struct pt_oob_params {
+	char servername[PT_HOST_MAX];    /* positional; "" on the server */
+	bool is_client;                  /* servername given */
+	int port;                        /* -p, 18515 */
+	int timeout_sec;                 /* --oob_timeout, 60; 0 = wait forever */
+	bool dont_xchg_versions;         /* --dont_xchg_versions */
+	/* --announce_version=STR: test-only, hidden from -h. Announces STR in the
+	 * 16-byte version message instead of WIRE_VERSION, so lab tests can play
+	 * an older or newer peer. "" = announce WIRE_VERSION. */
+	char fake_version[PT_VERSION_MAX];
+};
+
+struct pt_report_params {
+	bool gbits;                      /* --report_gbits: Gb/s instead of MiB/s */
+	bool no_peak;                    /* -N, or forced (see options_check.c) */
+	bool out_json;                   /* --out_json */
+	char out_json_file[PT_PATH_MAX]; /* --out_json_file, "perftest_out.json" */
+	enum pt_output output;           /* --output */
+	bool cpu_util;                   /* --cpu_util (duration mode) */
+	bool report_both;                /* --report-both (-b tables) */
+	bool report_cycles;              /* -C: latency in cycles */
+	bool histogram;                  /* -H: sorted samples */
+	bool unsorted;                   /* -U: unsorted samples */
+	bool cpu_freq_warn_off;          /* -F: no CPU frequency warnings */
+};
+
+/* Reserved for the tracing plugin layer; the parser only stores them. */
+struct pt_plugin_params {
+	char trace_file[PT_PATH_MAX];    /* --trace=FILE */
+	char plugin_path[PT_PATH_MAX];   /* --plugin=PATH[:ARGS] */
+	char plugin_args[PT_PATH_MAX];
+};
+
+struct pt_params {
+	const struct pt_tool *tool;
+	struct pt_dev_params dev;
+	struct pt_conn_params conn;
+	struct pt_traffic_params traffic;
+	struct pt_mcast_params mcast;
+	struct pt_oob_params oob;
+	struct pt_report_params report;
+	struct pt_plugin_params plugin;
+};
+
+/* Fill *p with the tool's defaults, before options and derived rules. */
+void pt_params_defaults(const struct pt_tool *tool, struct pt_params *p);
+
+/* Inline size to request: -I if given, else the upstream default for a
+ * device perftest knows (LAT: write 220, send UD 188, send RC/UC 236), and
+ * 0 for BW tests and for unknown devices such as rxe and siw. */
+int pt_inline_default(const struct pt_params *p, bool known_device);
+
+#endif

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Latency loops (docs/upstream-behaviour.md §5.5), one QP, one message in flight:
+ *  - send_lat: ping-pong of SENDs; the client sends first.
+ *  - write_lat: ping-pong through memory; each side writes its send count
+ *    into the last payload byte and spins on the last byte of its own
+ *    region; the server writes first.
+ *  - read_lat / atomic_lat: the client alone, one READ or atomic at a time.
+ * With -e (send, read and atomic) a side with nothing to poll sleeps on the
+ * completion channel instead of spinning.
+ * Iteration i's post time is stamped; samples are the differences of
+ * consecutive stamps (one round trip each). Duration mode counts the round
+ * trips that end inside the window and records them in a histogram
+ * (bounded memory, results.h). Every wait is bounded, and ends early when
+ * the peer's out-of-band connection closes (see run_bw.c). SIGINT ends the
+ * run with the samples taken so far (m->interrupted). */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/clock.h"
+#include "util/err.h"
+#include "engine.h"
+#include "perftest/report/results.h"
+#include "fault.h"
+#include "plugin/hooks/hooks.h"
+
+struct lat_run {
+	struct pt_ctx *c;
+	struct pt_lat_meas *m;
+	bool duration, started;
+	bool failed;                /* a wait gave up: peer gone or stalled (said) */
+	uint64_t i;                 /* the iteration under way */
+	uint64_t t_sample, t_stop, t_end;
+	uint64_t last_progress, stall_ns;
+	struct ibv_cq *armed;       /* -e: the CQ armed for an event */
+};
+
+static void lat_start(struct lat_run *r, uint64_t now)
+{
+	const struct pt_traffic_params *t = &r->c->p->traffic;
+	const uint64_t s = 1000000000ull;
+
+	r->started = true;
+	r->t_sample = now + (uint64_t)t->margin * s;
+	r->t_stop = now + (uint64_t)(t->duration - t->margin) * s;
+	r->t_end = now + (uint64_t)t->duration * s;
+}
+
+/* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
+static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	const struct pt_params *p = c->p;
+	uint64_t iters = p->traffic.iters;
+
+	memset(r, 0, sizeof(*r));
+	memset(m, 0, sizeof(*m));
+	r->c = c;
+	r->m = m;
+	r->duration = p->traffic.test_type == PT_TEST_DURATION;
+	r->last_progress = pt_now_ns();
+	r->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * 1000000000ull : UINT64_MAX;
+	if (r->duration || iters > PT_LAT_RAW_MAX) {
+		m->hist = pt_hist_new();
+		if (!m->hist) {
+			fprintf(stderr, " Couldn't allocate the latency histogram\n");
+			return -1;
+		}
+		return 0;
+	}
+	m->stamps = calloc(iters, sizeof(uint64_t));
+	if (!m->stamps) {
+		fprintf(stderr, " Couldn't allocate %llu timestamps\n", (unsigned long long)iters);
+		return -1;
+	}
+	return 0;
+}
+
+/* A wait that lat_waiting() ended: -1 for an interruption (what was
+ * measured so far is kept), the peer gone or a stall; 0 when the duration
+ * is over (a normal end). */
+static int wait_ended(struct lat_run *r, uint64_t now)
+{
+	if (pt_interrupted) {
+		r->m->interrupted = true;
+		if (r->duration)
+			r->m->elapsed_ns = r->started && now > r->t_sample ?
+				(now < r->t_stop ? now : r->t_stop) - r->t_sample : 0;
+		return -1;
+	}
+	return r->failed ? -1 : 0;
+}
+
+/* false once the run must stop: duration over, interrupted, the peer gone
+ * or stalled. */
+static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
+{
+	if (pt_interrupted)
+		return false;
+	if (r->duration && r->started && now >= r->t_end)
+		return false;
+	switch (pt_run_idle(r->c, now, r->last_progress, r->stall_ns)) {
+	case PT_RUN_PEER_GONE:
+		pt_say_peer_gone("%llu of %llu iterations done", (unsigned long long)r->i,
+				 (unsigned long long)r->c->p->traffic.iters);
+		break;
+	case PT_RUN_STALLED:
+		fprintf(stderr, " No %s for %llu seconds, exiting.\n", what,
+			(unsigned long long)(r->stall_ns / 1000000000ull));
+		break;
+	default:
+		return true;
+	}
+	r->failed = true;
+	return false;
+}
+
+/* Iteration i posts now: stamp it; in duration mode only the round trips
+ * that end inside the window count. */
+static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
+{
+	struct pt_lat_meas *m = r->m;
+	bool keep = !r->duration;
+
+	r->i = i;
+	if (r->duration) {
+		if (!r->started)
+			lat_start(r, now);
+		keep = now >= r->t_sample && now < r->t_stop;
+		m->iters += keep;
+	}
+	if (m->hist) {
+		if (i && keep)
+			pt_hist_record(m->hist, now - m->t_prev);
+		m->t_prev = now;
+	} else {
+		m->stamps[i] = now;
+	}
+	m->n = i + 1;
+}
+
+/* -e, nothing to poll: sleep on the completion channel. The CQ is armed
+ * first and polled once more (a completion may have come before the
+ * arming); then one event is awaited, at most 100 ms so the stop rules
+ * still run, and acked. An event of the other CQ only wakes us early. */
+static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
+{
+	struct pollfd pfd = { .fd = r->c->res.channel->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (r->armed != cq) {
+		int rc = ibv_req_notify_cq(cq, 0);
+
+		if (rc) {
+			pt_err_call("ibv_req_notify_cq", pt_err_code(rc), "Couldn't request CQ notification");
+			return -1;
+		}
+		r->armed = cq;
+		return 0;
+	}
+	if (poll(&pfd, 1, 100) == 1) {
+		if (ibv_get_cq_event(r->c->res.channel, &ev_cq, &ev_ctx)) {
+			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
+			return -1;
+		}
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+	r->armed = NULL;
+	return 0;
+}
+
+/* Poll the send or receive CQ (with -e: sleep between polls) until a
+ * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
+ * completion's NIC time when the CQ stamps them (pt_hw_ns). */
+static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc *wc,
+		   uint64_t *hw_ns)
+{
+	struct ibv_cq *cq = recv ? r->c->res.recv_cq : r->c->res.send_cq;
+
+	for (;;) {
+		int n = pt_poll_cq(&r->c->res, recv, 1, wc, hw_ns);
+		uint64_t now;
+
+		if (n < 0) {
+			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
+			return -1;
+		}
+		if (n == 1) {
+			r->last_progress = pt_now_ns();
+			if (wc->status == IBV_WC_SUCCESS) {
+				PT_TEST_STOP(PT_STAGE_RUN);
+				return 1;
+			}
+			/* sends restart their numbering every iteration (post_one) */
+			return pt_wc_error(r->c, wc, side, recv, 0, recv ? pt_wrid_index(wc->wr_id) : r->i);
+		}
+		now = pt_now_ns();
+		if (!lat_waiting(r, now, "completion"))
+			return wait_ended(r, now);
+		if (r->c->res.channel && lat_sleep(r, cq))
+			return -1;
+	}
+}
+
+static bool more(const struct lat_run *r, uint64_t i)
+{
+	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->c->p->traffic.iters;
+}
+
+static int lat_end(struct lat_run *r)
+{
+	if (r->duration)
+		r->m->elapsed_ns = r->t_stop - r->t_sample;
+	return 0;
+}
+
+/* Post one send-queue WR (the tool's verb) and wait for its completion. */
+static int post_one(struct lat_run *r, uint64_t i, const char *side)
+{
+	struct ibv_wc wc;
+	uint64_t hw_ns;
+	int rc;
+
+	/* per-iteration numbering restarts the signaling rule every WR */
+	r->c->res.qps[0].posted = 0;
+	if (pt_post_send(r->c, 0, 1, 1))
+		return -1;
+	pt_hook_post(0, i, 1, pt_wr_plugin_opcode(r->c), 0, 1, (uint32_t)r->c->run.size, 1,
+		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
+	rc = wait_cq(r, false, side, &wc, &hw_ns);
+	if (rc == 1)
+		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(&r->c->res, &hw_ns, 0));
+	return rc;
+}
+
+
+/* send_lat: wait for the peer's message, record it, repost while more are due. */
+static int recv_one(struct lat_run *r, const char *side)
+{
+	struct pt_ctx *c = r->c;
+	struct ibv_wc wc;
+	uint64_t hw_ns;
+	int rc = wait_cq(r, true, side, &wc, &hw_ns);
+
+	if (rc <= 0)
+		return rc;
+	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(&c->res, &hw_ns, 0));
+	if ((r->duration || c->res.qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
+		return -1;
+	return 1;
+}
+
+int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	bool client = c->p->oob.is_client;
+	const char *side = client ? "client" : "server";
+	struct lat_run r;
+	uint64_t i;
+	int rc;
+
+	if (lat_init(&r, c, m))
+		return -1;
+	for (i = 0; more(&r, i); i++) {
+		if ((!client || i > 0) && (rc = recv_one(&r, side)) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+		lat_stamp(&r, i, pt_now_ns());
+		if ((rc = post_one(&r, i, side)) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+	}
+	/* the client's last ping comes back once more */
+	if (client && !r.duration && recv_one(&r, side) <= 0)
+		return -1;
+	return lat_end(&r);
+}
+
+/* write_lat: wait until the peer's count (the last byte it wrote into our
+ * region) reaches want. */
+static int wait_byte(struct lat_run *r, uint8_t want)
+{
+	volatile uint8_t *last = r->c->res.qps[0].recv_buf + r->c->run.size - 1;
+
+	while (*last != want) {
+		uint64_t now = pt_now_ns();
+
+		if (!lat_waiting(r, now, "write from the peer"))
+			return wait_ended(r, now);
+	}
+	r->last_progress = pt_now_ns();
+	return 1;
+}
+
+int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	bool client = c->p->oob.is_client;
+	const char *side = client ? "client" : "server";
+	uint8_t *payload_last = c->res.qps[0].send_buf + c->run.size - 1;
+	struct lat_run r;
+	uint64_t i;
+	int rc;
+
+	if (lat_init(&r, c, m))
+		return -1;
+	for (i = 0; more(&r, i); i++) {
+		/* the server writes first; the client answers each write */
+		if ((client || i > 0) && (rc = wait_byte(&r, (uint8_t)(client ? i + 1 : i))) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+		*payload_last = (uint8_t)(i + 1);
+		lat_stamp(&r, i, pt_now_ns());
+		if ((rc = post_one(&r, i, side)) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+	}
+	/* the server's last write is answered once more */
+	if (!client && !r.duration && wait_byte(&r, (uint8_t)i) <= 0)
+		return -1;
+	return lat_end(&r);
+}
+
+int pt_run_lat_read(struct pt_ctx *c, struct pt_lat_meas *m)
+{
+	struct lat_run r;
+	uint64_t i;
+	int rc;
+
+	if (lat_init(&r, c, m))
+		return -1;
+	for (i = 0; more(&r, i); i++) {
+		lat_stamp(&r, i, pt_now_ns());
+		if ((rc = post_one(&r, i, "client")) <= 0)
+			return rc < 0 ? -1 : lat_end(&r);
+	}
+	return lat_end(&r);
+}
+
+void pt_lat_meas_free(struct pt_lat_meas *m)
+{
+	free(m->stamps);
+	pt_hist_free(m->hist);
+	memset(m, 0, sizeof(*m));
+}

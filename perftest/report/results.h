@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Result math: bandwidth, message rate and latency statistics from raw
+ * nanosecond measurements (CLOCK_MONOTONIC_RAW, see clock.h).
+ *
+ * Pure functions, no I/O. Errors are negative errno values:
+ *   -EDOM   elapsed time of 0 ns (a rate would be inf), or 0 samples
+ *   -EINVAL bad arguments (NULL, cq_mod/post_list 0, tail >= samples)
+ *   -ENOMEM allocation failure (histogram)
+ * pt_results_strerror() gives a message for each.
+ *
+ * Percentiles use the NEAREST-RANK method on the ascending sorted samples:
+ * the p-th percentile (p given in parts per million, PT_P99 = 990000) is the
+ * sample of 1-based rank ceil(p * n / 1e6), clamped to [1, n]. Rank is
+ * computed in integers so 99.9% of 1000 samples is exactly rank 999.
+ * (Upstream indexes delta[ceil(n*0.99)] 0-based, i.e. one rank higher.)
+ * The median ("typical") is the middle sample for odd n and the mean of the
+ * two middle samples for even n; p50 stays nearest-rank (the lower middle).
+ */
+#ifndef PT_RESULTS_H
+#define PT_RESULTS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Divisors turning bytes/s into the printed unit (docs/upstream-behaviour.md §6.1). */
+#define PT_MIB 1048576.0        /* MiB/s, default ("MB/sec" in 6.06) */
+#define PT_GBIT_BYTES 125000000.0 /* Gb/s = bits / 1e9 */
+
+/* Percentiles in parts per million. */
+#define PT_P50 500000u
+#define PT_P90 900000u
+#define PT_P99 990000u
+#define PT_P99_9 999000u
+#define PT_P99_99 999900u
+#define PT_P99_999 999990u
+
+/* ---------------------------------------------------------------- rows -- */
+
+/* One bandwidth result row (what report.h prints and json.h stores). */
+struct pt_bw_result {
+	uint64_t size;     /* message size in bytes */
+	uint64_t iters;    /* "#iterations" column: messages over all QPs, as upstream prints */
+	double bw_peak;    /* MiB/s or Gb/s, 0 when the peak was not measured */
+	double bw_avg;     /* MiB/s or Gb/s */
+	double msg_rate;   /* Mpps */
+	bool gbits;        /* bw_* are in Gb/s (--report_gbits) */
+	bool has_cpu_util; /* --cpu_util */
+	double cpu_util;   /* percent */
+};
+
+/* One latency result row, all times in microseconds. */
+struct pt_lat_result {
+	uint64_t size;
+	uint64_t iters;
+	double t_min, t_max, t_typical, t_avg, t_stdev;
+	double p50, p90, p99, p99_9, p99_99, p99_999;
+	double max_all; /* maximum over every sample, including a dropped tail */
+	bool has_cpu_util;
+	double cpu_util;
+};
+
+/* Duration-mode latency row. Upstream prints only the average and
+ * transactions/s (docs/upstream-behaviour.md §6.2); the percentiles are our addition, from a
+ * histogram of the round trips inside the window (set when has_pct). */
+struct pt_lat_dur_result {
+	uint64_t size;
+	uint64_t iters;
+	double t_avg; /* usec */
+	double tps;   /* transactions per second */
+	bool has_pct;
+	uint64_t samples; /* round trips in the histogram */
+	double t_min, p50, p90, p99, p99_9, p99_99, p99_999, max; /* usec */
+};
+
+/* ----------------------------------------------------------- bandwidth -- */
+
+struct pt_bw_input {
+	uint64_t size;       /* bytes per message */
+	uint64_t iters;      /* copied to the row's "#iterations" */
+	uint64_t msgs;       /* completed messages over all QPs (N) */
+	uint64_t elapsed_ns; /* first post .. last completion */
+	bool gbits;          /* --report_gbits */
+	/* Peak (optional): both NULL, or both of msgs entries. tposted[i] is
+	 * the post time of WR i; tcompleted[j] is read only where
+	 * (j+1) % cq_mod == 0 and at j = msgs-1 (the signaled completions). */
+	const uint64_t *tposted;
+	const uint64_t *tcompleted;
+	unsigned post_list;  /* step over i, >= 1 */
+	unsigned cq_mod;     /* step over j, >= 1 */
+};
+
+/* Fill *out: bw_avg = size*msgs / (elapsed_s * unit), msg_rate =
+ * msgs / elapsed_s / 1e6, bw_peak from the arrays (0 without them).
+ * The peak is O(msgs^2 / cq_mod): keep it for small runs (upstream turns it
+ * off above 20000 iterations). */
+int pt_bw_compute(const struct pt_bw_input *in, struct pt_bw_result *out);
+
+/* Smallest per-message interval (ns, fractional) over every window that
+ * starts at a post i (step post_list) and ends at a signaled completion
+ * j >= i: (tcompleted[j] - tposted[i]) / (j - i + 1). Computed in double
+ * rather than upstream's integer cycles, since ns are coarser than cycles. */
+int pt_bw_min_interval_ns(const uint64_t *tposted, const uint64_t *tcompleted,
+			  uint64_t n, unsigned post_list, unsigned cq_mod,
+			  double *min_ns);
+
+/* Bidirectional line = local + remote (peak, average and rate summed;
+ * size, iters and units from local). Units must match (-EINVAL). */
+int pt_bw_sum(const struct pt_bw_result *local,
+	      const struct pt_bw_result *remote, struct pt_bw_result *out);
+
+/* ------------------------------------------------------------- latency -- */
+
+struct pt_hist; /* the bounded histogram, below */
+
+/* Statistics over samples in nanoseconds. */
+struct pt_lat_stats {
+	uint64_t count;   /* samples kept (after dropping the tail) */
+	uint64_t min, max; /* of the kept samples */
+	uint64_t max_all; /* of every sample */
+	double median;    /* "typical" */
+	double avg;
+	double stdev;     /* population standard deviation (exact, not upstream's
+			   * per-deviation truncation to whole usec) */
+	uint64_t p50, p90, p99, p99_9, p99_99, p99_999;
+};
+
+/* Nearest-rank percentile of an ascending array of n > 0 values. */
+uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm);
+/* 1-based nearest rank ceil(ppm * n / 1e6) clamped to [1, n] (n > 0). */
+uint64_t pt_percentile_rank(uint64_t n, uint32_t ppm);
+
+/* Sorts samples IN PLACE (print an unsorted dump first), drops the
+ * tail_drop largest (upstream drops 2) and computes the statistics of the
+ * rest. Needs n > tail_drop. */
+int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
+			 struct pt_lat_stats *out);
+
+/* Row in usec: each time divided by 1000 * rtt_factor (2 = report half a
+ * ping-pong round trip for SEND/WRITE, 1 for READ/ATOMIC). */
+int pt_lat_result_from_stats(const struct pt_lat_stats *st, uint64_t size,
+			     uint64_t iters, unsigned rtt_factor,
+			     struct pt_lat_result *out);
+
+/* Duration mode: t_avg = elapsed / rtt_factor / iters (usec), tps = iters /
+ * elapsed_s. */
+int pt_lat_duration_compute(uint64_t size, uint64_t iters, uint64_t elapsed_ns,
+			    unsigned rtt_factor, struct pt_lat_dur_result *out);
+
+/* Duration mode: add the percentiles of h (round trips in ns, see the
+ * histogram below) to out, each divided by 1000 * rtt_factor like the rows
+ * above, and set has_pct. -EDOM when h is empty (out is left as it was). */
+int pt_lat_duration_percentiles(const struct pt_hist *h, unsigned rtt_factor,
+				struct pt_lat_dur_result *out);
+
+/* ----------------------------------------------------------- histogram -- */
+
+/* Bounded-memory alternative for huge iteration counts: log-linear buckets
+ * (HDR style). Values below 128 ns are exact; above, each power of two is
+ * split into 64 buckets and a value is represented by its bucket's midpoint,
+ * so the relative error is at most 1/128 (0.78%). min, max, avg and stdev
+ * are tracked exactly; median and percentiles come from the buckets with the
+ * same nearest-rank rule as above. No tail is dropped (max_all == max).
+ * About 30 KiB, whatever the sample count. */
+struct pt_hist;
+
+struct pt_hist *pt_hist_new(void);
+void pt_hist_free(struct pt_hist *h);
+void pt_hist_reset(struct pt_hist *h);
+void pt_hist_record(struct pt_hist *h, uint64_t ns);
+/* Add every sample of src to dst (e.g. one histogram per QP). */
+void pt_hist_merge(struct pt_hist *dst, const struct pt_hist *src);
+uint64_t pt_hist_count(const struct pt_hist *h);
+/* Value reported for v: the midpoint of v's bucket (v itself below 128). */
+uint64_t pt_hist_quantize(uint64_t v);
+/* Bound on |pt_hist_quantize(v) - v| / v for every v > 0. */
+double pt_hist_max_rel_error(void);
+uint64_t pt_hist_percentile(const struct pt_hist *h, uint32_t ppm);
+/* -EDOM when empty. */
+int pt_hist_stats(const struct pt_hist *h, struct pt_lat_stats *out);
+
+const char *pt_results_strerror(int err);
+
+#endif

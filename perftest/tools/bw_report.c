@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Bandwidth rows shared by every BW tool: the local row, the -b sum after
+ * the report exchange (docs/wire-protocol.md §8), --run_infinitely's periodic rows, and
+ * the partial row of an interrupted run. */
+#include <stdio.h>
+#include "perftest/engine/engine.h"
+#include "perftest/engine/fault.h"
+#include "tool.h"
+
+int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
+		 struct pt_bw_result *local)
+{
+	const struct pt_params *p = c->p;
+	bool duration = p->traffic.test_type == PT_TEST_DURATION;
+	struct pt_bw_input in = {
+		.size = c->run.size,
+		/* upstream's #iterations column counts all QPs' messages */
+		.iters = duration || m->lost ? m->msgs : p->traffic.iters * (uint64_t)c->res.num_qps,
+		.msgs = m->msgs,
+		.elapsed_ns = m->elapsed_ns,
+		.gbits = p->report.gbits,
+		.tposted = peak ? m->tposted : NULL,
+		.tcompleted = peak ? m->tcompleted : NULL,
+		.post_list = (unsigned)p->traffic.post_list,
+		.cq_mod = (unsigned)c->run.cq_mod,
+	};
+	struct pt_bw_result r, remote, sum;
+	struct pt_bw_report mine, theirs;
+	int rc = pt_bw_compute(&in, &r);
+
+	if (rc) {
+		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
+		return -1;
+	}
+	if (m->cpu_util >= 0) {
+		r.has_cpu_util = true;
+		r.cpu_util = m->cpu_util;
+	}
+	if (local)
+		*local = r;
+	if (!xchg) {
+		pt_session_bw_row(c, &r);
+		return 0;
+	}
+	/* -b: both sides swap their numbers and print the sum (docs/wire-protocol.md §8). */
+	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
+	PT_TEST_STOP(PT_STAGE_REPORT);
+	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
+		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->peer.oob));
+		return -1;
+	}
+	remote = r;
+	remote.bw_peak = theirs.bw_peak;
+	remote.bw_avg = theirs.bw_avg;
+	remote.msg_rate = theirs.msg_rate;
+	if (p->report.report_both && p->report.output == PT_OUTPUT_FULL) {
+		printf(" Local results:\n");
+		pt_report_bw_row(stdout, &r);
+		printf(" Remote results:\n");
+		pt_report_bw_row(stdout, &remote);
+		printf(" Sum:\n");
+	}
+	pt_bw_sum(&r, &remote, &sum);
+	pt_session_bw_row(c, &sum);
+	return 0;
+}
+
+/* --run_infinitely: one row per period, from that period's messages. */
+void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
+{
+	struct pt_bw_input in = {
+		.size = c->run.size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
+		.gbits = c->p->report.gbits, .post_list = 1, .cq_mod = 1,
+	};
+	struct pt_bw_result r;
+
+	if (!pt_bw_compute(&in, &r))
+		pt_session_bw_row(c, &r);
+}
+
+
+/* SIGINT during a run: a row from the messages completed so far (no peak,
+ * no report exchange), marked partial so it is not taken for a full run. */
+void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
+{
+	const struct pt_params *p = c->p;
+	struct pt_bw_input in = {
+		.size = c->run.size, .iters = m->msgs, .msgs = m->msgs, .elapsed_ns = m->elapsed_ns,
+		.gbits = p->report.gbits, .post_list = 1, .cq_mod = 1,
+	};
+	struct pt_bw_result r;
+
+	pt_say_partial(c, m->msgs, p->traffic.iters * (uint64_t)c->res.num_qps, m->elapsed_ns, "messages");
+	if (!m->msgs || pt_bw_compute(&in, &r))
+		printf(" (nothing measured yet: no row)\n");
+	else
+		pt_session_bw_row(c, &r);
+	fflush(stdout);
+}

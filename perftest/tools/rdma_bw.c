@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ib_write_bw, ib_read_bw and ib_atomic_bw on the wire (docs/wire-protocol.md §6.4): keys,
+ * connect, keys again, K0. Only the client moves data; the server waits in
+ * a barrier for the client's whole run, receives its report and prints the
+ * client's numbers. With -b both sides run, with a K0 before each run and
+ * the report exchange after it. */
+#include <stdio.h>
+#include <string.h>
+#include "perftest/engine/engine.h"
+#include "perftest/engine/fault.h"
+#include "tool.h"
+
+static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last)
+{
+	const struct pt_params *p = c->p;
+	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
+	int rc;
+
+	if (pt_trace_begin(c, true, false) || (duplex && pt_session_barrier(c)))
+		return -1;
+	/* Debian's 6.06 has no barrier after a duplex run: the report follows. */
+	rc = pt_run_bw_send(c, &m);
+	if (!rc && !p->traffic.run_infinitely)
+		rc = pt_bw_report(c, &m, true, duplex, last);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
+	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+		rc = -1;
+	pt_bw_meas_free(&m);
+	return rc;
+}
+
+/* The non-duplex server: wait for the client, then print its numbers. */
+static int server_flow(struct pt_ctx *c)
+{
+	struct pt_bw_report mine, theirs;
+	struct pt_bw_result r;
+
+	memset(&mine, 0, sizeof(mine));  /* the client ignores what we send */
+	fflush(stdout);
+	if (pt_session_wait_peer_run(c))
+		return PT_EXIT_FAIL;
+	PT_TEST_STOP(PT_STAGE_REPORT);
+	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
+		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->peer.oob));
+		return PT_EXIT_FAIL;
+	}
+	r = (struct pt_bw_result){
+		.size = theirs.size, .iters = theirs.iters, .bw_peak = theirs.bw_peak,
+		.bw_avg = theirs.bw_avg, .msg_rate = theirs.msg_rate, .gbits = c->p->report.gbits,
+	};
+	pt_session_bw_row(c, &r);
+	if (c->p->report.output == PT_OUTPUT_FULL)
+		printf(PT_RESULT_LINE);
+	if (pt_session_barrier(c) || pt_session_finish(c))
+		return PT_EXIT_FAIL;
+	return 0;
+}
+
+int pt_rdma_bw_flow(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+	bool client = p->oob.is_client, duplex = p->traffic.bidirectional;
+	struct pt_bw_result last;
+
+	memset(&last, 0, sizeof(last));
+	if (pt_tool_prepare(c) || pt_session_print_header(c) || pt_session_xchg_keys(c, false) ||
+	    pt_qps_connect(c, client || duplex) || pt_session_xchg_keys(c, true) ||
+	    pt_session_barrier(c))
+		return PT_EXIT_FAIL;
+	if (p->report.output == PT_OUTPUT_FULL) {
+		printf(PT_RESULT_LINE);
+		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
+	}
+	if (!client && !duplex)
+		return server_flow(c);
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
+		c->run.size = s;
+		if (run_one_size(c, duplex, &last))
+			return PT_EXIT_FAIL;
+	}
+	if (p->report.output == PT_OUTPUT_FULL)
+		printf(PT_RESULT_LINE);
+	if (!duplex) {
+		struct pt_bw_report mine = { last.size, last.iters, last.bw_peak, last.bw_avg,
+					     last.msg_rate }, theirs;
+
+		if (pt_session_barrier(c))
+			return PT_EXIT_FAIL;
+		PT_TEST_STOP(PT_STAGE_REPORT);
+		if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
+			fprintf(stderr, " Failed to send the report to the server: %s\n",
+				pt_oob_strerror(&c->peer.oob));
+			return PT_EXIT_FAIL;
+		}
+	}
+	if (pt_session_barrier(c) || pt_session_finish(c))
+		return PT_EXIT_FAIL;
+	return 0;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ib_send_bw's sequence on the wire (docs/wire-protocol.md §6.2): preamble, header, keys,
+ * connect, barrier, keys again, then per size: receives posted, barrier,
+ * run, row (and with -b the report exchange), barrier with -a; a closing
+ * barrier. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "perftest/engine/engine.h"
+#include "tool.h"
+
+/* send_bw swaps -b reports only in iteration mode (docs/wire-protocol.md §8). */
+static bool bidir_xchg(const struct pt_ctx *c)
+{
+	return c->p->traffic.bidirectional && c->p->traffic.test_type != PT_TEST_DURATION;
+}
+
+static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
+{
+	const struct pt_params *p = c->p;
+	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
+	uint64_t iters = p->traffic.iters;
+	uint64_t pre = (iters && iters < (uint64_t)c->run.rx_depth) ? iters : (uint64_t)c->run.rx_depth;
+	int rc;
+
+	if (pt_trace_begin(c, sender, receiver))
+		return -1;
+	if (receiver)
+		for (int i = 0; i < c->res.num_qps; i++) {
+			c->res.qps[i].recv_posted = 0;
+			if (pt_post_recv(c, i, pre))
+				return -1;
+		}
+	if (pt_session_barrier(c))
+		return -1;
+	if (sender && receiver)
+		rc = pt_run_bw_bidir(c, &m);
+	else if (sender)
+		rc = pt_run_bw_send(c, &m);
+	else
+		rc = pt_run_bw_recv(c, &m);
+	if (!rc && !p->traffic.run_infinitely)
+		rc = pt_bw_report(c, &m, sender, bidir_xchg(c), NULL);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
+	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+		rc = -1;
+	pt_bw_meas_free(&m);
+	return rc;
+}
+
+/* --connectionless: attach, receive, report; no peer, no OOB (docs/upstream-behaviour.md §4.1). */
+static int connectionless_flow(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+
+	memcpy(c->mcast.mgid, p->mcast.mgid, 16);
+	/* a receive-only UD QP needs RTR to accept packets; no peer data is used */
+	if (pt_qps_connect(c, false) || pt_mcast_attach(c) || pt_session_print_header(c) ||
+	    pt_trace_begin(c, false, true))
+		return PT_EXIT_FAIL;
+	for (int i = 0; i < c->res.num_qps; i++) {
+		uint64_t iters = p->traffic.iters;
+
+		if (pt_post_recv(c, i, iters && iters < (uint64_t)c->run.rx_depth ? iters : (uint64_t)c->run.rx_depth))
+			return PT_EXIT_FAIL;
+	}
+	if (p->report.output == PT_OUTPUT_FULL)
+		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
+	fflush(stdout);
+	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
+	int rc = pt_run_bw_recv(c, &m);
+
+	if (!rc && !p->traffic.run_infinitely)
+		rc = pt_bw_report(c, &m, false, false, NULL);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
+	if (pt_trace_end(c, rc ? -1 : 0, m.elapsed_ns))
+		rc = -1;
+	pt_bw_meas_free(&m);
+	if (rc)
+		return PT_EXIT_RUN_FAILED;
+	if (p->report.output == PT_OUTPUT_FULL)
+		printf(PT_RESULT_LINE);
+	return pt_session_finish(c) ? PT_EXIT_FAIL : 0;
+}
+
+int pt_send_bw_flow(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+	bool client = p->oob.is_client, bidir = p->traffic.bidirectional;
+	bool sender = client || bidir, receiver = !client || bidir;
+
+	if (pt_tool_prepare(c))
+		return PT_EXIT_FAIL;
+	if (p->mcast.connectionless)
+		return connectionless_flow(c);
+	if (p->mcast.enabled && !client) {
+		memcpy(c->mcast.mgid, p->mcast.mgid, 16);
+		if (pt_mcast_attach(c))
+			return PT_EXIT_FAIL;
+	}
+	if (pt_session_print_header(c) || pt_session_xchg_keys(c, false))
+		return PT_EXIT_FAIL;
+	if (p->mcast.enabled && client) {
+		if (pt_mcast_check_route(c, c->peer.rem_keys[0].gid))
+			return PT_EXIT_FAIL;
+		usleep(50000);
+	}
+	if (pt_qps_connect(c, sender) || pt_session_barrier(c))
+		return PT_EXIT_FAIL;
+	if (pt_session_xchg_keys(c, true))
+		return PT_EXIT_FAIL;
+	if (p->report.output == PT_OUTPUT_FULL) {
+		printf(PT_RESULT_LINE);
+		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
+	}
+	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
+		c->run.size = s;
+		if (run_one_size(c, sender, receiver))
+			return PT_EXIT_RUN_FAILED;
+		if (p->traffic.all_sizes && pt_session_barrier(c))
+			return PT_EXIT_FAIL;
+	}
+	if (p->report.output == PT_OUTPUT_FULL)
+		printf(PT_RESULT_LINE);
+	if (pt_session_barrier(c) || pt_session_finish(c))
+		return PT_EXIT_FAIL;
+	return 0;
+}

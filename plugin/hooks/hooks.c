@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Plugin loader and dispatch (hooks.h). */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hooks.h"
+
+bool pt_hooks_on;
+
+/* One loaded plugin. ops is a private copy, zero beyond the plugin's
+ * struct_size, so a callback a v1.0 plugin never knew about reads as NULL. */
+struct hook_slot {
+	struct pt_plugin_ops ops;
+	void *state;
+	void *dl;                   /* NULL for the built-in recorder */
+	char name[128];
+	bool started;               /* run_start succeeded this run */
+};
+
+static struct hook_slot slots[PT_HOOKS_MAX];
+static int nslots;
+
+/* The hot callbacks of the plugins that have them, packed for the dispatch
+ * loops (rebuilt whenever the set of plugins changes). */
+struct post_call {
+	void (*fn)(void *state, const struct pt_plugin_post *ev);
+	void *state;
+};
+struct comp_call {
+	void (*fn)(void *state, const struct pt_plugin_completion *ev);
+	void *state;
+};
+static struct post_call post_calls[PT_HOOKS_MAX];
+static struct comp_call comp_calls[PT_HOOKS_MAX];
+static int npost, ncomp;
+
+static void post_all(void *unused, const struct pt_plugin_post *ev)
+{
+	(void)unused;
+	for (int i = 0; i < npost; i++)
+		post_calls[i].fn(post_calls[i].state, ev);
+}
+
+static void completion_all(void *unused, const struct pt_plugin_completion *ev)
+{
+	(void)unused;
+	for (int i = 0; i < ncomp; i++)
+		comp_calls[i].fn(comp_calls[i].state, ev);
+}
+
+/* What post_one stands for in this run (pt_hooks_run_start). */
+static struct pt_plugin_post one_template = { .struct_size = sizeof(one_template), .count = 1,
+					       .wr_id_step = 1 };
+
+/* post_one for plugins without it: the event it stands for. */
+static void post_one_event(void *unused, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	struct pt_plugin_post ev = one_template;
+
+	(void)unused;
+	ev.qp = qp;
+	ev.first_seq = seq;
+	ev.first_wr_id = wr_id;
+	ev.t_ns = t_ns;
+	pt_hooks_post_fn(pt_hooks_post_state, &ev);
+}
+
+void (*pt_hooks_post_fn)(void *state, const struct pt_plugin_post *ev) = post_all;
+void *pt_hooks_post_state;
+void (*pt_hooks_completion_fn)(void *state, const struct pt_plugin_completion *ev) = completion_all;
+void *pt_hooks_completion_state;
+void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint64_t wr_id,
+			     uint64_t t_ns) = post_one_event;
+void *pt_hooks_post_one_state;
+
+/* One listener: the hooks call it directly, without the loop. */
+static void pack_calls(void)
+{
+	npost = ncomp = 0;
+	for (int i = 0; i < nslots; i++) {
+		if (slots[i].ops.post)
+			post_calls[npost++] = (struct post_call){ slots[i].ops.post, slots[i].state };
+		if (slots[i].ops.completion)
+			comp_calls[ncomp++] = (struct comp_call){ slots[i].ops.completion, slots[i].state };
+	}
+	pt_hooks_post_fn = npost == 1 ? post_calls[0].fn : post_all;
+	pt_hooks_post_state = npost == 1 ? post_calls[0].state : NULL;
+	pt_hooks_completion_fn = ncomp == 1 ? comp_calls[0].fn : completion_all;
+	pt_hooks_completion_state = ncomp == 1 ? comp_calls[0].state : NULL;
+	pt_hooks_post_one_fn = post_one_event;
+	pt_hooks_post_one_state = NULL;
+	for (int i = 0; npost == 1 && i < nslots; i++)
+		if (slots[i].ops.post && slots[i].ops.post_one) {
+			pt_hooks_post_one_fn = slots[i].ops.post_one;
+			pt_hooks_post_one_state = slots[i].state;
+		}
+}
+
+/* Smallest table this loader accepts: version 1 up to fini. */
+#define OPS_V1_SIZE (offsetof(struct pt_plugin_ops, fini) + sizeof(void (*)(void *)))
+
+static int fail(char *err, size_t err_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_len) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int pt_hooks_count(void)
+{
+	return nslots;
+}
+
+/* Check the table, copy it into the next slot and call init(args). */
+static int attach(const struct pt_plugin_ops *ops, const char *who, const char *args, void *dl,
+		  char *err, size_t err_len)
+{
+	struct hook_slot *s;
+	char why[256] = "";
+
+	if (nslots == PT_HOOKS_MAX)
+		return fail(err, err_len, "plugin %s: at most %d plugins at once", who, PT_HOOKS_MAX);
+	if (!ops)
+		return fail(err, err_len, "plugin %s: %s() returned NULL", who, PT_PLUGIN_ENTRY_NAME);
+	if (ops->abi_version != PT_PLUGIN_ABI_VERSION)
+		return fail(err, err_len,
+			    "plugin %s: built for plugin ABI version %u, this tool speaks version %u; rebuild it against this tool's perftest_plugin.h",
+			    who, ops->abi_version, PT_PLUGIN_ABI_VERSION);
+	if (ops->struct_size < OPS_V1_SIZE)
+		return fail(err, err_len,
+			    "plugin %s: ops table of %u bytes, smaller than the %zu bytes of ABI version 1 (corrupt table?)",
+			    who, ops->struct_size, (size_t)OPS_V1_SIZE);
+	s = &slots[nslots];
+	memset(s, 0, sizeof(*s));
+	memcpy(&s->ops, ops, ops->struct_size < sizeof(s->ops) ? ops->struct_size : sizeof(s->ops));
+	snprintf(s->name, sizeof(s->name), "%s", ops->name ? ops->name : who);
+	if (s->ops.init && s->ops.init(args ? args : "", &s->state, why, sizeof(why)))
+		return fail(err, err_len, "plugin %s: init failed: %s", who,
+			    why[0] ? why : "no reason given");
+	s->dl = dl;
+	nslots++;
+	pack_calls();
+	return 0;
+}
+
+int pt_hooks_load(const char *spec, char *err, size_t err_len)
+{
+	const struct pt_plugin_ops *(*entry)(void);
+	const char *colon;
+	char path[4096];
+	void *dl;
+	size_t len;
+
+	if (!spec || !*spec)
+		return fail(err, err_len, "plugin: empty specification (want PATH.so[:ARGS])");
+	colon = strchr(spec, ':');
+	len = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (len == 0)
+		return fail(err, err_len, "plugin '%s': no path before ':' (want PATH.so[:ARGS])", spec);
+	if (len >= sizeof(path))
+		return fail(err, err_len, "plugin: path longer than %zu bytes", sizeof(path) - 1);
+	memcpy(path, spec, len);
+	path[len] = '\0';
+	/* a bare name is searched like any dlopen: LD_LIBRARY_PATH, ld.so.cache */
+	dlerror();
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
+		return fail(err, err_len, "plugin %s: cannot load: %s", path, dlerror());
+	*(void **)&entry = dlsym(dl, PT_PLUGIN_ENTRY_NAME);
+	if (!entry) {
+		dlclose(dl);
+		return fail(err, err_len,
+			    "plugin %s: no symbol %s (not a perftest plugin? it must export %s() from perftest_plugin.h)",
+			    path, PT_PLUGIN_ENTRY_NAME, PT_PLUGIN_ENTRY_NAME);
+	}
+	if (attach(entry(), path, colon ? colon + 1 : "", dl, err, err_len)) {
+		dlclose(dl);
+		return -1;
+	}
+	return 0;
+}
+
+int pt_hooks_load_builtin(const struct pt_plugin_ops *ops, const char *who, const char *args,
+			  char *err, size_t err_len)
+{
+	return attach(ops, who, args, NULL, err, err_len);
+}
+
+int pt_hooks_load_env(char *err, size_t err_len)
+{
+	const char *spec = getenv(PT_HOOKS_ENV);
+
+	if (!spec || !*spec)
+		return 0;
+	if (pt_hooks_load(spec, err, err_len)) {
+		/* name the source: the user may not remember the variable is set */
+		size_t n = err ? strlen(err) : 0;
+
+		if (err && n + 1 < err_len)
+			snprintf(err + n, err_len - n, " (from %s)", PT_HOOKS_ENV);
+		return -1;
+	}
+	return 0;
+}
+
+int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t err_len)
+{
+	char why[256];
+
+	pt_hooks_on = false;
+	one_template.opcode = PT_PLUGIN_HAS(info, struct pt_plugin_run_info, send_opcode) ?
+			      info->send_opcode : PT_PLUGIN_OP_OTHER;
+	one_template.bytes = (uint32_t)info->msg_size;
+	one_template.signal_period = info->cq_mod;
+	for (int i = 0; i < nslots; i++) {
+		struct hook_slot *s = &slots[i];
+
+		s->started = false;
+		why[0] = '\0';
+		if (s->ops.run_start && s->ops.run_start(s->state, info, why, sizeof(why))) {
+			/* the ones already started still get run_end */
+			fail(err, err_len, "plugin %s: run start failed: %s", s->name,
+			     why[0] ? why : "no reason given");
+			for (int j = 0; j < i; j++) {
+				struct pt_plugin_run_end end = { .struct_size = sizeof(end),
+								 .run = info->run, .status = -1 };
+
+				if (slots[j].ops.run_end)
+					slots[j].ops.run_end(slots[j].state, &end, why, sizeof(why));
+				slots[j].started = false;
+			}
+			return -1;
+		}
+		s->started = true;
+	}
+	pt_hooks_on = nslots > 0;
+	return 0;
+}
+
+void pt_hooks_clock_fit(const struct pt_plugin_clock_fit *fit)
+{
+	for (int i = 0; i < nslots; i++)
+		if (slots[i].started && slots[i].ops.clock_fit)
+			slots[i].ops.clock_fit(slots[i].state, fit);
+}
+
+int pt_hooks_run_end(const struct pt_plugin_run_end *end, char *err, size_t err_len)
+{
+	char why[256];
+	int rc = 0;
+
+	pt_hooks_on = false;
+	for (int i = 0; i < nslots; i++) {
+		struct hook_slot *s = &slots[i];
+
+		if (!s->started)
+			continue;
+		s->started = false;
+		why[0] = '\0';
+		if (s->ops.run_end && s->ops.run_end(s->state, end, why, sizeof(why)) && !rc)
+			rc = fail(err, err_len, "plugin %s: %s", s->name,
+				  why[0] ? why : "run end failed, no reason given");
+	}
+	return rc;
+}
+
+void pt_hooks_unload_all(void)
+{
+	pt_hooks_on = false;
+	for (int i = nslots - 1; i >= 0; i--) {
+		if (slots[i].ops.fini)
+			slots[i].ops.fini(slots[i].state);
+		if (slots[i].dl)
+			dlclose(slots[i].dl);
+		memset(&slots[i], 0, sizeof(slots[i]));
+	}
+	nslots = 0;
+	pack_calls();
+}
+
+uint32_t pt_hooks_wc_opcode(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_SEND: return PT_PLUGIN_OP_SEND;
+	case IBV_WC_RDMA_WRITE: return PT_PLUGIN_OP_WRITE;
+	case IBV_WC_RDMA_READ: return PT_PLUGIN_OP_READ;
+	case IBV_WC_FETCH_ADD: return PT_PLUGIN_OP_ATOMIC_FA;
+	case IBV_WC_COMP_SWAP: return PT_PLUGIN_OP_ATOMIC_CS;
+	case IBV_WC_RECV: return PT_PLUGIN_OP_RECV;
+	case IBV_WC_RECV_RDMA_WITH_IMM: return PT_PLUGIN_OP_RECV;
+	default: return PT_PLUGIN_OP_OTHER;
+	}
+}
+
+uint32_t pt_hooks_wr_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND: return PT_PLUGIN_OP_SEND;
+	case IBV_WR_SEND_WITH_IMM: return PT_PLUGIN_OP_SEND_IMM;
+	case IBV_WR_RDMA_WRITE: return PT_PLUGIN_OP_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM: return PT_PLUGIN_OP_WRITE_IMM;
+	case IBV_WR_RDMA_READ: return PT_PLUGIN_OP_READ;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: return PT_PLUGIN_OP_ATOMIC_FA;
+	case IBV_WR_ATOMIC_CMP_AND_SWP: return PT_PLUGIN_OP_ATOMIC_CS;
+	default: return PT_PLUGIN_OP_OTHER;
+	}
+}

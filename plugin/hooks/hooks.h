@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Engine side of the plugin ABI (perftest_plugin.h): loading plugins and the
+ * inline hook calls the measurement loops make.
+ *
+ * With no plugin loaded (or outside a run) every pt_hook_*() call costs one
+ * load and one predicted-not-taken branch: the event struct is only built on
+ * the taken side. Up to PT_HOOKS_MAX plugins run at once, called in load order.
+ *
+ * Order of calls for a tool:
+ *   pt_hooks_load()/pt_hooks_load_builtin()/pt_hooks_load_env()  (options)
+ *   per run: pt_hooks_run_start(); loops call pt_hook_post/pt_hook_completion;
+ *            pt_hooks_clock_fit() when the clocks are (re)fitted;
+ *            pt_hooks_run_end() after the result row is printed
+ *   pt_hooks_unload_all() at exit.
+ * Every function that can fail returns 0 or -1 with a one-line message in err.
+ * Single-threaded: hooks fire from the measurement thread only. */
+#ifndef PT_HOOKS_H
+#define PT_HOOKS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "util/clock.h"
+#include "plugin/perftest_plugin.h"
+
+#define PT_HOOKS_MAX 4
+#define PT_HOOKS_ENV "PERFTEST_PLUGIN"
+/* As a time argument: let the hook read the clock, only when a plugin
+ * listens (a loop that has no time at hand pays nothing when off). */
+#define PT_HOOK_NOW 0
+
+/* True between a successful pt_hooks_run_start() and pt_hooks_run_end(). */
+extern bool pt_hooks_on;
+
+/* "PATH.so[:ARGS]": dlopen PATH, check its ABI, call init(ARGS). */
+int pt_hooks_load(const char *spec, char *err, size_t err_len);
+/* A plugin linked into the program (the tools' --trace recorder): the same
+ * checks and init(ARGS) as a loaded one. The loader knows no plugin by name. */
+int pt_hooks_load_builtin(const struct pt_plugin_ops *ops, const char *who, const char *args,
+			  char *err, size_t err_len);
+/* PERFTEST_PLUGIN, when set and not empty. */
+int pt_hooks_load_env(char *err, size_t err_len);
+/* Plugins loaded so far. */
+int pt_hooks_count(void);
+
+int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t err_len);
+void pt_hooks_clock_fit(const struct pt_plugin_clock_fit *fit);
+/* Every plugin gets run_end even when one fails; the first failure is reported. */
+int pt_hooks_run_end(const struct pt_plugin_run_end *end, char *err, size_t err_len);
+/* fini + dlclose every plugin (safe to call twice). */
+void pt_hooks_unload_all(void);
+
+/* Where the hooks go: the plugin's own callback when one plugin listens,
+ * else a loop over all of them (hooks.c); state goes with it. */
+extern void (*pt_hooks_post_fn)(void *state, const struct pt_plugin_post *ev);
+extern void *pt_hooks_post_state;
+extern void (*pt_hooks_completion_fn)(void *state, const struct pt_plugin_completion *ev);
+extern void *pt_hooks_completion_state;
+/* post_one: the plugin's own when the one plugin with post has it, else
+ * hooks.c turns it into a post event. */
+extern void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint64_t wr_id,
+				    uint64_t t_ns);
+extern void *pt_hooks_post_one_state;
+
+/* ibv_wc_opcode -> enum pt_plugin_opcode. */
+uint32_t pt_hooks_wc_opcode(enum ibv_wc_opcode op);
+/* ibv_wr_opcode -> enum pt_plugin_opcode. */
+uint32_t pt_hooks_wr_opcode(enum ibv_wr_opcode op);
+
+/* count WRs just posted on QP index qp (see struct pt_plugin_post). */
+static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count, uint32_t opcode,
+				uint64_t first_wr_id, uint64_t wr_id_step, uint32_t bytes,
+				uint32_t signal_period, uint32_t flags, uint64_t t_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0)) {
+		struct pt_plugin_post ev = {
+			.struct_size = sizeof(ev), .qp = qp, .first_seq = first_seq,
+			.count = count, .opcode = opcode, .first_wr_id = first_wr_id,
+			.wr_id_step = wr_id_step, .bytes = bytes,
+			.signal_period = signal_period, .flags = flags,
+			.t_ns = t_ns ? t_ns : pt_now_ns(),
+		};
+		pt_hooks_post_fn(pt_hooks_post_state, &ev);
+	}
+}
+
+/* One send WR of the run's kind, not forced signaled (pt_plugin_ops.post_one):
+ * opcode, size and signal period must be what pt_hooks_run_start was given
+ * as send_opcode, msg_size and cq_mod. */
+static inline void pt_hook_post_one(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0))
+		pt_hooks_post_one_fn(pt_hooks_post_one_state, qp, seq, wr_id,
+				     t_ns ? t_ns : pt_now_ns());
+}
+
+/* One CQE (see struct pt_plugin_completion); flags PT_PLUGIN_COMP_*. */
+static inline void pt_hook_completion(uint32_t qp, uint64_t wr_id, uint64_t seq, uint32_t status,
+				      uint32_t opcode, uint32_t bytes, uint32_t flags,
+				      uint64_t t_poll_ns, uint64_t hw_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0)) {
+		struct pt_plugin_completion ev = {
+			.struct_size = sizeof(ev), .qp = qp, .wr_id = wr_id, .seq = seq,
+			.status = status, .opcode = opcode, .bytes = bytes, .flags = flags,
+			.t_poll_ns = t_poll_ns ? t_poll_ns : pt_now_ns(), .hw_ns = hw_ns,
+		};
+		pt_hooks_completion_fn(pt_hooks_completion_state, &ev);
+	}
+}
+
+/* The same from a polled ibv_wc; hw_ns NULL when there is no CQE timestamp. */
+static inline void pt_hook_wc(uint32_t qp, uint64_t seq, const struct ibv_wc *wc, bool recv,
+			      uint64_t t_poll_ns, const uint64_t *hw_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0))
+		pt_hook_completion(qp, wc->wr_id, seq, (uint32_t)wc->status,
+				   recv ? PT_PLUGIN_OP_RECV : pt_hooks_wc_opcode(wc->opcode),
+				   wc->byte_len,
+				   (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw_ns ? PT_PLUGIN_COMP_HW_TS : 0),
+				   t_poll_ns, hw_ns ? *hw_ns : 0);
+}
+
+#endif
