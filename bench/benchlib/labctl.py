@@ -77,6 +77,7 @@ class Lab:
         self.dir = Path(self.env.get("PTLAB_DIR") or "/var/tmp/ptlab")
         self.netns = self.env.get("PTLAB_NETNS") or "ptlab"
         self.boots = 0          # how many times up() booted the lab
+        self.suspect = False    # a check found it dead: the next up() reboots it
 
     # --- ci/lab --------------------------------------------------------------------
     def lab(self, *args: str, timeout: float = 120) -> Done:
@@ -102,13 +103,23 @@ class Lab:
 
     def up(self, n: int, boot_timeout: float = 900) -> None:
         """Make sure exactly n nodes are up: reboots a lab of another size."""
-        if self.nodes() == n and self.running():
+        if self.nodes() == n and self.running() and not self.suspect:
             return
+        self.suspect = False
         self.down()
         self.boots += 1
         d = self.lab("up", "--nodes", str(n), timeout=boot_timeout)
         if d.rc != 0:
             raise LabError(f"the lab did not come up with {n} nodes\n{d.evidence(30)}")
+
+    def check(self) -> Done:
+        """ci/lab check: each node's QEMU and agent, and an echo over each
+        link; exit 1 with "lab link down: ..." naming what is dead. A dead
+        lab is marked suspect, so the next up() boots a new one."""
+        d = self.lab("check", timeout=90)
+        if d.rc != 0:
+            self.suspect = True
+        return d
 
     def down(self) -> Done:
         return self.lab("down", timeout=120)

@@ -344,6 +344,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
     rep.lab_notes = list(getattr(item, "lab_notes", []))
     rep.lab_sub = list(getattr(item, "subresults", []))
     rep.lab_shnotes = list(getattr(item, "notes", []))
+    # After a failed test on the lab: is the lab itself alive? A dead link
+    # is named in the evidence, and the next test gets a new lab.
+    if rep.failed and rep.when in ("setup", "call") and "lab_session" in getattr(item, "fixturenames", ()):
+        lab = item.funcargs.get("lab_session") if hasattr(item, "funcargs") else None
+        if isinstance(lab, labctl.Lab) and lab.nodes():
+            c = lab.check()
+            rep.lab_check = (c.out + c.err).strip()
+            if c.rc != 0:
+                rep.lab_check += "\n(the next test boots a new lab)"
 
 
 _file_start: dict[Path, float] = {}
@@ -361,8 +370,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) 
 
 
 def _evidence(rep: pytest.TestReport) -> str:
-    text = rep.longreprtext
-    return labctl.tail(text, 80, "  | ")
+    text = labctl.tail(rep.longreprtext, 80, "  | ")
+    check = getattr(rep, "lab_check", "")
+    if check:
+        text += "".join(f"  lab check: {l}\n" for l in check.splitlines())
+    return text
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -92,7 +92,7 @@ def trace_files():
 
 @case
 def mypy_strict():
-    """mypy --strict: the shared library (labctl, results, caps, verdict)"""
+    """mypy --strict: the shared library (labctl, results, caps, tracecheck, verdict)"""
     py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     probe = subprocess.run([py, "-c", "import mypy"], capture_output=True)
     if probe.returncode != 0:
