@@ -252,7 +252,7 @@ static enum ibv_wr_opcode old_opcode(const struct pt_ctx *c)
 
 uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c)
 {
-	return pt_hooks_wr_opcode(old_opcode(c));
+	return pt_plugin_op_of_wr(old_opcode(c));
 }
 
 static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)

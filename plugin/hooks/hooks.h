@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include "util/clock.h"
+#include "util/opcodes.h"
 #include "plugin/perftest_plugin.h"
 
 #define PT_HOOKS_MAX 4
@@ -62,10 +63,6 @@ extern void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint
 				    uint64_t t_ns);
 extern void *pt_hooks_post_one_state;
 
-/* ibv_wc_opcode -> enum pt_plugin_opcode. */
-uint32_t pt_hooks_wc_opcode(enum ibv_wc_opcode op);
-/* ibv_wr_opcode -> enum pt_plugin_opcode. */
-uint32_t pt_hooks_wr_opcode(enum ibv_wr_opcode op);
 
 /* count WRs just posted on QP index qp (see struct pt_plugin_post). */
 static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count, uint32_t opcode,
@@ -115,7 +112,7 @@ static inline void pt_hook_wc(uint32_t qp, uint64_t seq, const struct ibv_wc *wc
 {
 	if (__builtin_expect(pt_hooks_on, 0))
 		pt_hook_completion(qp, wc->wr_id, seq, (uint32_t)wc->status,
-				   recv ? PT_PLUGIN_OP_RECV : pt_hooks_wc_opcode(wc->opcode),
+				   recv ? PT_PLUGIN_OP_RECV : pt_plugin_op_of_wc(wc->opcode),
 				   wc->byte_len,
 				   (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw_ns ? PT_PLUGIN_COMP_HW_TS : 0),
 				   t_poll_ns, hw_ns ? *hw_ns : 0);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "util/clock.h"
+#include "util/opcodes.h"
 #include "preload.h"
 
 struct wrp_state wrp;
@@ -98,7 +99,7 @@ int wrp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 
 		for (int i = 0; i < wr->num_sge; i++)
 			bytes += wr->sg_list[i].length;
-		wrp_emit_post(s, wrp_wr_opcode(wr->opcode), wr->wr_id,
+		wrp_emit_post(s, pt_plugin_op_of_wr(wr->opcode), wr->wr_id,
 			      bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes,
 			      s->sig_all || (wr->send_flags & IBV_SEND_SIGNALED), false, t);
 	}
@@ -137,7 +138,7 @@ void wrp_emit_wcs(const struct ibv_wc *wc, int n, uint64_t t, const uint64_t *hw
 		struct pt_plugin_completion ev = {
 			.struct_size = sizeof(ev), .qp = idx_of_qpn(wc[i].qp_num),
 			.wr_id = wc[i].wr_id, .seq = PT_PLUGIN_SEQ_UNKNOWN,
-			.status = (uint32_t)wc[i].status, .opcode = wrp_wc_opcode(wc[i].opcode),
+			.status = (uint32_t)wc[i].status, .opcode = pt_plugin_op_of_wc(wc[i].opcode),
 			.bytes = wc[i].byte_len,
 			.flags = (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw ? PT_PLUGIN_COMP_HW_TS : 0),
 			.t_poll_ns = t, .hw_ns = hw ? hw[i] : 0,
@@ -156,32 +157,4 @@ int wrp_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		return rc;
 	wrp_emit_wcs(wc, rc, pt_now_ns(), NULL);
 	return rc;
-}
-
-uint32_t wrp_wr_opcode(enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND: return PT_PLUGIN_OP_SEND;
-	case IBV_WR_SEND_WITH_IMM: return PT_PLUGIN_OP_SEND_IMM;
-	case IBV_WR_RDMA_WRITE: return PT_PLUGIN_OP_WRITE;
-	case IBV_WR_RDMA_WRITE_WITH_IMM: return PT_PLUGIN_OP_WRITE_IMM;
-	case IBV_WR_RDMA_READ: return PT_PLUGIN_OP_READ;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD: return PT_PLUGIN_OP_ATOMIC_FA;
-	case IBV_WR_ATOMIC_CMP_AND_SWP: return PT_PLUGIN_OP_ATOMIC_CS;
-	default: return PT_PLUGIN_OP_OTHER;
-	}
-}
-
-uint32_t wrp_wc_opcode(enum ibv_wc_opcode op)
-{
-	switch (op) {
-	case IBV_WC_SEND: return PT_PLUGIN_OP_SEND;
-	case IBV_WC_RDMA_WRITE: return PT_PLUGIN_OP_WRITE;
-	case IBV_WC_RDMA_READ: return PT_PLUGIN_OP_READ;
-	case IBV_WC_FETCH_ADD: return PT_PLUGIN_OP_ATOMIC_FA;
-	case IBV_WC_COMP_SWAP: return PT_PLUGIN_OP_ATOMIC_CS;
-	case IBV_WC_RECV:
-	case IBV_WC_RECV_RDMA_WITH_IMM: return PT_PLUGIN_OP_RECV;
-	default: return PT_PLUGIN_OP_OTHER;
-	}
 }

@@ -130,9 +130,6 @@ struct wrp_ctx *wrp_ctx_of(struct ibv_context *ctx);
 /* The patched ctx->ops.post_send and post_recv. */
 int wrp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int wrp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
-/* Verbs opcodes as plugin opcodes. */
-uint32_t wrp_wr_opcode(enum ibv_wr_opcode op);
-uint32_t wrp_wc_opcode(enum ibv_wc_opcode op);
 /* Completions polled at software time t into the recorder; hw: their NIC
  * times, or NULL. Only while a run is open. */
 void wrp_emit_wcs(const struct ibv_wc *wc, int n, uint64_t t, const uint64_t *hw);

@@ -324,11 +324,11 @@ static void test_plugin_limit(void **state)
 static void test_opcodes(void **state)
 {
 	(void)state;
-	assert_int_equal(pt_hooks_wc_opcode(IBV_WC_RDMA_WRITE), PT_PLUGIN_OP_WRITE);
-	assert_int_equal(pt_hooks_wc_opcode(IBV_WC_RECV_RDMA_WITH_IMM), PT_PLUGIN_OP_RECV);
-	assert_int_equal(pt_hooks_wc_opcode((enum ibv_wc_opcode)999), PT_PLUGIN_OP_OTHER);
-	assert_int_equal(pt_hooks_wr_opcode(IBV_WR_SEND_WITH_IMM), PT_PLUGIN_OP_SEND_IMM);
-	assert_int_equal(pt_hooks_wr_opcode(IBV_WR_ATOMIC_CMP_AND_SWP), PT_PLUGIN_OP_ATOMIC_CS);
+	assert_int_equal(pt_plugin_op_of_wc(IBV_WC_RDMA_WRITE), PT_PLUGIN_OP_WRITE);
+	assert_int_equal(pt_plugin_op_of_wc(IBV_WC_RECV_RDMA_WITH_IMM), PT_PLUGIN_OP_RECV);
+	assert_int_equal(pt_plugin_op_of_wc((enum ibv_wc_opcode)999), PT_PLUGIN_OP_OTHER);
+	assert_int_equal(pt_plugin_op_of_wr(IBV_WR_SEND_WITH_IMM), PT_PLUGIN_OP_SEND_IMM);
+	assert_int_equal(pt_plugin_op_of_wr(IBV_WR_ATOMIC_CMP_AND_SWP), PT_PLUGIN_OP_ATOMIC_CS);
 }
 
 int main(void)
