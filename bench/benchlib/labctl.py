@@ -11,6 +11,7 @@ state files are read from the same PTLAB_DIR. Used by the lab tests
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -65,6 +66,33 @@ def kill_group(proc: "subprocess.Popen[bytes]") -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+# The RC ACK timeout of perftest runs in the lab (the tools' -u; docs/lab.md).
+# perftest's default, 14 (4.096 us * 2^14 = 67 ms), is shorter than the lab
+# link's queueing delay under load: rxe then retransmits packets that were
+# only late, and rxe 6.1 answers some duplicates of multi-packet sends with
+# NAKs (status 9 / 11 on the sender, 2 on the receiver). 20 is 4.3 s.
+QP_TIMEOUT = "20"
+PERFTEST_TOOL = re.compile(r"(^|/)ib_(send|write|read|atomic)_(bw|lat)$")
+
+
+def with_qp_timeout(argv: Sequence[str], timeout: str) -> list[str]:
+    """argv with "-u TIMEOUT" after the first perftest tool in it, unless the
+    run sets -u/--qp-timeout itself or timeout is "" or "default"."""
+    out = list(argv)
+    if timeout in ("", "default"):
+        return out
+    for i, word in enumerate(out):
+        if PERFTEST_TOOL.search(word):
+            if i and out[i - 1] == "-c":     # a shell's script: left alone
+                return out
+            rest = out[i + 1:]
+            if any(w == "-u" or w.startswith("--qp-timeout") or
+                   (w.startswith("-u") and w[2:].isdigit()) for w in rest):
+                return out
+            return out[:i + 1] + ["-u", timeout] + rest
+    return out
 
 
 class Lab:
@@ -151,6 +179,7 @@ class Lab:
 
     # --- commands on nodes ---------------------------------------------------------
     def exec_argv(self, node: int, argv: Sequence[str], timeout: float = 300) -> list[str]:
+        argv = with_qp_timeout(argv, self.env.get("PTLAB_QP_TIMEOUT", QP_TIMEOUT))
         return [self.cmd, "exec", str(node), "--timeout", str(int(timeout)), "--", *argv]
 
     def exec(self, node: int, argv: Sequence[str], timeout: float = 300,

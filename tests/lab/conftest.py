@@ -230,9 +230,23 @@ def lab(request: pytest.FixtureRequest, lab_session: labctl.Lab) -> labctl.Lab:
     n = int(m.args[0]) if m else 2
     try:
         lab_session.up(n)
+        # before each test file: is the lab alive (QEMU, agents, the link
+        # both ways)? A dead one is named and replaced before the test.
+        if _checked[0] != (request.node.path, lab_session.boots):
+            c = lab_session.check()
+            if c.rc != 0:
+                dead = (c.out + c.err).strip()
+                request.node.lab_notes = getattr(request.node, "lab_notes", []) + [
+                    f"lab found dead before {lab_id(request.node)} (a new one was booted): "
+                    + " / ".join(l for l in dead.splitlines() if "down" in l or "not" in l)]
+                lab_session.up(n)
+            _checked[0] = (request.node.path, lab_session.boots)
     except labctl.LabError as e:
         pytest.fail(str(e), pytrace=False)
     return lab_session
+
+
+_checked: list[object] = [None]
 
 
 _devices: dict[tuple[int, int], str] = {}
@@ -322,6 +336,7 @@ class Report:
         self.out = os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
         self.counts = {"pass": 0, "fail": 0, "skip": 0}
         self.failed_setup: set[str] = set()
+        self.reruns = 0
 
     def line(self, verdict: str, name: str, extra: str = "") -> None:
         self.counts[verdict] += 1
@@ -352,21 +367,67 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
             c = lab.check()
             rep.lab_check = (c.out + c.err).strip()
             if c.rc != 0:
-                rep.lab_check += "\n(the next test boots a new lab)"
+                rep.lab_dead = True
+                rep.lab_check = re.sub(r"^lab link down:", f"lab link down after {lab_id(item)}:",
+                                       rep.lab_check, flags=re.M)
+                rep.lab_check += "\n(a new lab is booted for what follows)"
 
 
-_file_start: dict[Path, float] = {}
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Iterator[None]:
-    """After a test file's last item: "  (lab/NN-name took Ns)", the line
-    ci/test reads each lab test's time from."""
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Optional[bool]:
+    """A test that failed on a lab found dead afterwards (ci/lab check) runs
+    once more on a new lab; the first attempt's evidence stays in the log.
+    A failure on a live lab is the test's own: no rerun. After a test
+    file's last item: "  (lab/NN-name took Ns)", the line ci/test reads each
+    lab test's time from."""
+    from _pytest.runner import runtestprotocol
     _file_start.setdefault(item.path, time.monotonic())
-    yield
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    if "lab_session" not in getattr(item, "fixturenames", ()):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        _log(item, reports)
+        _file_took(item, nextitem)
+        return True
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    dead = [r for r in reports if r.failed and getattr(r, "lab_dead", False)]
+    if dead:
+        REPORT.text(f"  first attempt of {lab_id(item)} met a dead lab; it runs once more "
+                    f"on a new one. The first attempt's evidence:")
+        REPORT.text(_evidence(dead[0]))
+        REPORT.reruns += 1
+        # down now: the session's fixtures (and the Lab that knew it was
+        # dead) may have been torn down with the first attempt
+        labctl.Lab(TOP).down()
+        item._initrequest()  # type: ignore[attr-defined]   # fresh fixtures
+        item.lab_notes = [f"second attempt, on a new lab (the first met a dead lab: "
+                          f"{_check_line(dead[0])})"]
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    _log(item, reports)
+    _file_took(item, nextitem)
+    return True
+
+
+def _log(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
+    for r in reports:
+        item.ihook.pytest_runtest_logreport(report=r)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def _file_took(item: pytest.Item, nextitem: Optional[pytest.Item]) -> None:
     if nextitem is None or nextitem.path != item.path:
         took = time.monotonic() - _file_start.pop(item.path)
         REPORT.text(f"  (lab/{test_name(item.path)} took {took:.0f}s)")
+
+
+def _check_line(rep: pytest.TestReport) -> str:
+    check: str = str(getattr(rep, "lab_check", ""))
+    for line in check.splitlines():
+        if "down" in line or "does not answer" in line or "not running" in line:
+            return line.strip()
+    return "ci/lab check failed"
+
+
+_file_start: dict[Path, float] = {}
 
 
 def _evidence(rep: pytest.TestReport) -> str:

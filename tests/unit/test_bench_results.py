@@ -10,7 +10,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchtap import HERE, TOP_SRC, Skip, case, eq, raises, run  # noqa: E402
-from benchlib import results  # noqa: E402
+from benchlib import labctl, results  # noqa: E402
 
 BW = (" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
       " 65536      300              44.75              44.49              0.000712\n"
@@ -88,6 +88,24 @@ def trace_files():
         with open(p, "w") as f:
             f.write('{"type":"wr","seq":0}\n')
         raises(ValueError, results.read_trace, p)
+
+
+@case
+def lab_qp_timeout():
+    """the lab's RC ACK timeout: -u added after the perftest tool, never twice"""
+    w = labctl.with_qp_timeout
+    eq(w(["/b/ib_send_bw", "-d", "rxe0"], "20"), ["/b/ib_send_bw", "-u", "20", "-d", "rxe0"])
+    eq(w(["valgrind", "-q", "/usr/bin/ib_read_lat", "-x", "1"], "20"),
+       ["valgrind", "-q", "/usr/bin/ib_read_lat", "-u", "20", "-x", "1"])
+    eq(w(["ib_write_bw", "-u", "14"], "20"), ["ib_write_bw", "-u", "14"])
+    eq(w(["ib_write_bw", "-u14"], "20"), ["ib_write_bw", "-u14"])
+    eq(w(["ib_write_bw", "--qp-timeout=9"], "20"), ["ib_write_bw", "--qp-timeout=9"])
+    eq(w(["sh", "-c", "ib_send_bw -d rxe0"], "20"), ["sh", "-c", "ib_send_bw -d rxe0"])
+    eq(w(["ib_send_bw_x", "ping"], "20"), ["ib_send_bw_x", "ping"])
+    eq(w(["ib_send_bw"], "default"), ["ib_send_bw"])
+    lab = labctl.Lab(env={"PTLAB_QP_TIMEOUT": "18"})
+    argv = lab.exec_argv(1, ["/usr/bin/ib_send_bw", "-F"])
+    eq(argv[argv.index("--") + 1:], ["/usr/bin/ib_send_bw", "-u", "18", "-F"])
 
 
 @case
