@@ -13,8 +13,7 @@ Fixtures:
   ours / upstream_bin   tool paths: upstream_bin(tool) skips with the
              reason when Debian's 6.06 is absent
 Helpers: need(reason) skips when a capability probe (benchlib.caps) gave a
-reason. The tests/lab/NN-*.sh scripts that are not ported run in the same
-session as items of their own (one result per RESULT line they print).
+reason.
 
 Reporting for tests/lab/run: with LABTEST_REPORT_FD set, one line per
 result "PASS|FAIL|SKIP: lab/NN-name[/cell]" goes to that descriptor (the
@@ -27,7 +26,6 @@ import fnmatch
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -77,73 +75,7 @@ def lab_id(item: pytest.Item) -> str:
     return str(getattr(item, "lab_id", item.nodeid))
 
 
-# --- collection: .sh tests, order, pattern ----------------------------------------------
-
-class ShFile(pytest.File):
-    def collect(self) -> Iterator[pytest.Item]:
-        yield ShItem.from_parent(self, name=test_name(self.path))
-
-
-class ShItem(pytest.Item):
-    """A shell lab test: exit 0 pass, 77 skip, else fail; or its RESULT lines."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.subresults: list[tuple[str, str]] = []
-        self.notes: list[str] = []
-        self.add_marker(pytest.mark.timeout(PER_TEST + 60))
-
-    def runtest(self) -> None:
-        LOGS.mkdir(parents=True, exist_ok=True)
-        log = LOGS / f"{self.name}.log"
-        t0 = time.monotonic()
-        with open(log, "wb") as f:
-            p = subprocess.Popen(["timeout", "-k", "10", str(PER_TEST), "bash", str(self.path)],
-                                 stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True)
-            try:
-                rc = p.wait()
-            finally:
-                labctl.kill_group(p)
-        took = round(time.monotonic() - t0)
-        text = log.read_text(errors="replace")
-        lines = text.splitlines()
-        self.notes = [l for l in lines if l.startswith("  ")]
-        for l in lines:
-            if l.startswith("RESULT "):
-                parts = l.split(None, 2) + [""] * 3
-                self.subresults.append((parts[1], parts[2].strip()))
-        if self.subresults:
-            bad = [s for v, s in self.subresults if v not in ("pass", "skip")]
-            if bad or rc != 0:
-                why = f"exit {rc}" if not bad else "failed: " + ", ".join(bad)
-                raise ShFailure(why, labctl.tail(
-                    "\n".join(l for l in lines if not l.startswith("RESULT")), 80, "  | "))
-            return
-        if rc == 77:
-            pytest.skip(lines[-1] if lines else "skipped")
-        if rc != 0:
-            extra = f"  (killed after {PER_TEST}s)\n" if rc == 124 else ""
-            raise ShFailure(f"exit {rc}, {took}s", extra + labctl.tail(text, 60, "  "))
-
-    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
-        if isinstance(excinfo.value, ShFailure):
-            return f"{excinfo.value.args[0]}\n{excinfo.value.args[1]}"
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, self.name
-
-
-class ShFailure(Exception):
-    pass
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
-    if re.fullmatch(r"\d\d-.*\.sh", file_path.name):
-        return ShFile.from_parent(parent, path=file_path)
-    return None
-
+# --- collection: order, pattern ------------------------------------------------------
 
 def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
@@ -357,8 +289,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
     rep = outcome.get_result()
     rep.lab_id = lab_id(item)
     rep.lab_notes = list(getattr(item, "lab_notes", []))
-    rep.lab_sub = list(getattr(item, "subresults", []))
-    rep.lab_shnotes = list(getattr(item, "notes", []))
     # After a failed test on the lab: is the lab itself alive? A dead link
     # is named in the evidence, and the next test gets a new lab.
     if rep.failed and rep.when in ("setup", "call") and "lab_session" in getattr(item, "fixturenames", ()):
@@ -441,19 +371,6 @@ def _evidence(rep: pytest.TestReport) -> str:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     name = str(getattr(report, "lab_id", report.nodeid))
     took = f" ({report.duration:.0f} s)"
-    sub: list[tuple[str, str]] = getattr(report, "lab_sub", [])
-    if report.when == "call" and sub:          # a .sh test with RESULT lines
-        for verdict, cell in sub:
-            v = verdict if verdict in ("pass", "skip") else "fail"
-            REPORT.line(v, f"{name}/{cell}")
-        if report.failed:
-            why = str(report.longrepr).splitlines()[0] if report.longrepr else ""
-            if why.startswith("exit"):
-                REPORT.line("fail", f"{name} ({why})")
-        REPORT.text("\n".join(getattr(report, "lab_shnotes", [])))
-        if report.failed:
-            REPORT.text("\n".join(str(report.longrepr).splitlines()[1:]))
-        return
     if report.when == "setup":
         if report.skipped:
             REPORT.line("skip", name, f": {_skip_reason(report)}")
@@ -465,7 +382,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         if report.passed:
             REPORT.line("pass", name, took)
             REPORT.text("\n".join(f"  {n}" for n in getattr(report, "lab_notes", [])))
-            REPORT.text("\n".join(getattr(report, "lab_shnotes", [])))
         elif report.skipped:
             REPORT.line("skip", name, f": {_skip_reason(report)}")
         else:
