@@ -11,28 +11,35 @@ typedef unsigned __int128 u128;
 
 /* ------------------------------------------------------------- buffers -- */
 
+/* cap is 0 or a power of two: a mask, not a division, wraps the ring */
 static struct pt_peak_point *buf_at(const struct pt_peak_buf *b, size_t k)
 {
-	return &b->v[(b->head + k) % b->cap];
+	return &b->v[(b->head + k) & (b->cap - 1)];
 }
 
-static int buf_push(struct pt_peak_buf *b, struct pt_peak_point p)
+/* Double the ring (rare: kept out of the inlined push). */
+static __attribute__((noinline)) int buf_grow(struct pt_peak_buf *b)
 {
-	if (b->len == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		struct pt_peak_point *v = malloc(cap * sizeof(*v));
+	size_t cap = b->cap ? 2 * b->cap : 64;
+	struct pt_peak_point *v = malloc(cap * sizeof(*v));
 
-		if (!v)
-			return -ENOMEM;
-		/* unwrap the ring into the new array */
-		for (size_t k = 0; k < b->len; k++)
-			v[k] = *buf_at(b, k);
-		free(b->v);
-		b->v = v;
-		b->head = 0;
-		b->cap = cap;
-	}
-	b->v[(b->head + b->len) % b->cap] = p;
+	if (!v)
+		return -ENOMEM;
+	/* unwrap the ring into the new array */
+	for (size_t k = 0; k < b->len; k++)
+		v[k] = *buf_at(b, k);
+	free(b->v);
+	b->v = v;
+	b->head = 0;
+	b->cap = cap;
+	return 0;
+}
+
+static inline int buf_push(struct pt_peak_buf *b, struct pt_peak_point p)
+{
+	if (b->len == b->cap && buf_grow(b))
+		return -ENOMEM;
+	b->v[(b->head + b->len) & (b->cap - 1)] = p;
 	b->len++;
 	if (b->len > b->high_water)
 		b->high_water = b->len;
@@ -41,7 +48,7 @@ static int buf_push(struct pt_peak_buf *b, struct pt_peak_point p)
 
 static void buf_pop_front(struct pt_peak_buf *b)
 {
-	b->head = (b->head + 1) % b->cap;
+	b->head = (b->head + 1) & (b->cap - 1);
 	b->len--;
 }
 
