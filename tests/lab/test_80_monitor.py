@@ -117,10 +117,14 @@ def dev_counts(line: dict[str, Any], dev: str) -> Optional[dict[str, int]]:
     return None
 
 
-def steady_compare(lab: Lab, mon: Monitor, dev: str, want_qp: int, tries: int = 8) -> str:
+def steady_compare(lab: Lab, mon: Monitor, dev: str, want_qp: int, tries: int = 8,
+                   running: Any = None) -> Optional[str]:
     """rdma resource, a monitor interval, rdma resource: when both readings
-    agree (nothing changed meanwhile) the interval must equal them."""
+    agree (nothing changed meanwhile) the interval must equal them. None when
+    the workload (running()) ended first."""
     for _ in range(tries):
+        if running is not None and not running():
+            return None
         a = resource(lab, dev)
         line = mon.next_line()
         b = resource(lab, dev)
@@ -154,16 +158,22 @@ def test_counts(monitor_ready: None, lab: Lab, dev: str, gid: int, pair, ours, u
         idle = steady_compare(lab, mon, dev, 0)
         note(f"idle {idle}; hooks attached {first['hooks_attached']}, missing {first['hooks_missing']}")
         for name, tool in (("ours", ours("ib_write_bw")), ("6.06", upstream_bin("ib_write_bw"))):
-            argv = [tool, "-d", dev, "-x", str(gid), "-q", "8", "-D", "12"]
-            res: dict[str, Any] = {}
-            t = threading.Thread(target=lambda: res.update(p=pair(f"write-q8-{name}", argv, argv)))
-            t.start()
-            try:
-                during = steady_compare(lab, mon, dev, base["qp"] + 8, tries=20)
-            finally:
-                t.join()
-            p = res["p"]
+            argv = [tool, "-d", dev, "-x", str(gid), "-q", "8", "-D", "15"]
+            for attempt in range(2):     # rxe RC status 9 under host load: lab noise, once
+                res: dict[str, Any] = {}
+                t = threading.Thread(target=lambda: res.update(p=pair(f"write-q8-{name}", argv, argv)))
+                t.start()
+                try:
+                    during = steady_compare(lab, mon, dev, base["qp"] + 8, tries=30,
+                                            running=t.is_alive)
+                finally:
+                    t.join()
+                p = res["p"]
+                if p.ok or attempt == 1 or "status 9" not in p.server.text + p.client.text:
+                    break
+                note(f"{name}: status 9 (lab noise), run again")
             assert p.ok, p.evidence()
+            assert during is not None, f"{name}: never a steady instant with 8 QPs during the run"
             after = steady_compare(lab, mon, dev, 0)
             assert resource(lab, dev) == base, f"{name}: not back to the idle baseline"
             line = mon.next_line()
