@@ -159,7 +159,7 @@ def test_counts(monitor_ready: None, lab: Lab, dev: str, gid: int, pair, ours, u
         note(f"idle {idle}; hooks attached {first['hooks_attached']}, missing {first['hooks_missing']}")
         for name, tool in (("ours", ours("ib_write_bw")), ("6.06", upstream_bin("ib_write_bw"))):
             # iterations, not -D: 6.06 as a write_bw server fails its -D key exchange on rxe
-            argv = [tool, "-d", dev, "-x", str(gid), "-q", "8", "-s", "4096", "-n", "2000"]
+            argv = [tool, "-d", dev, "-x", str(gid), "-q", "8", "-s", "4096", "-n", "8000"]
             for attempt in range(2):     # rxe RC status 9 under host load: lab noise, once
                 res: dict[str, Any] = {}
                 t = threading.Thread(target=lambda: res.update(p=pair(f"write-q8-{name}", argv, argv)))
