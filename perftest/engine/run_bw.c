@@ -204,7 +204,6 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 	return 0;
 }
 
-/* Retire send completions; each retires every earlier WR of its QP. */
 /* A failed completion: said on stderr (which QP and WR, the cause), -1. */
 static int wc_failed(const struct pt_loop *l, const struct ibv_wc *wc, bool recv)
 {
@@ -216,6 +215,7 @@ static int wc_failed(const struct pt_loop *l, const struct ibv_wc *wc, bool recv
 	return pt_wc_error(l->res, wc, &at, &l->peer);
 }
 
+/* Retire send completions; each retires every earlier WR of its QP. */
 static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w,
 		     uint64_t *done_total)
 {
