@@ -90,8 +90,8 @@ enum pt_idle pt_idle_state(uint64_t idle_ns, uint64_t stall_ns)
 	return idle_ns >= PT_PEER_PROBE_NS ? PT_IDLE_PROBE : PT_IDLE_WAIT;
 }
 
-enum pt_run_state pt_run_idle(const struct pt_peer_watch *peer, uint64_t now, uint64_t last_progress,
-			      uint64_t stall_ns)
+enum pt_run_state pt_run_idle(const struct pt_peer_watch *peer, uint64_t now,
+			      uint64_t last_progress, uint64_t stall_ns)
 {
 	/* now may predate the last progress (it was read before the poll) */
 	if (now <= last_progress)

@@ -70,8 +70,8 @@ static inline int pt_peer_finished(const struct pt_peer_watch *w)
 /* What pt_run_idle() found. */
 enum pt_run_state { PT_RUN_OK = 0, PT_RUN_PEER_GONE, PT_RUN_STALLED };
 /* pt_idle_state() plus the probe: now and last_progress in ns. */
-enum pt_run_state pt_run_idle(const struct pt_peer_watch *peer, uint64_t now, uint64_t last_progress,
-			      uint64_t stall_ns);
+enum pt_run_state pt_run_idle(const struct pt_peer_watch *peer, uint64_t now,
+			      uint64_t last_progress, uint64_t stall_ns);
 
 /* Where a failed completion was seen. */
 struct pt_wc_where {

@@ -63,7 +63,8 @@ static bool in_sample(const struct window *w, uint64_t now)
 
 /* Once per loop turn: CPU samples at the window's edges, and the periodic
  * row of --run_infinitely. */
-static void window_tick(const struct pt_loop *l, struct window *w, struct pt_bw_meas *m, uint64_t now)
+static void window_tick(const struct pt_loop *l, struct window *w, struct pt_bw_meas *m,
+			uint64_t now)
 {
 	if (w->cpu && !w->cpu_a.valid && now >= w->t_sample)
 		pt_cpu_read(NULL, &w->cpu_a);
