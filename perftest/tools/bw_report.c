@@ -98,7 +98,8 @@ void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
 	};
 	struct pt_bw_result r;
 
-	pt_say_partial(p->traffic.test_type == PT_TEST_DURATION, m->msgs, p->traffic.iters * (uint64_t)c->res.num_qps, m->elapsed_ns, "messages");
+	pt_say_partial(p->traffic.test_type == PT_TEST_DURATION, m->msgs,
+		       p->traffic.iters * (uint64_t)c->res.num_qps, m->elapsed_ns, "messages");
 	if (!m->msgs || pt_bw_compute(&in, &r))
 		printf(" (nothing measured yet: no row)\n");
 	else

@@ -75,7 +75,6 @@ static int connectionless_flow(struct pt_ctx *c)
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	fflush(stdout);
 	rc = pt_run_bw_recv(&l, &m);
-
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, false, false, NULL);
 	else if (m.interrupted)
