@@ -25,8 +25,9 @@ uint64_t pt_next_size(const struct pt_ctx *c, uint64_t s);
  * (may be NULL) gets the local row. */
 int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
 		 struct pt_bw_result *local);
-/* --run_infinitely: one row per period (struct pt_bw_meas.on_period). */
-void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns);
+/* The loops' view of a BW run (pt_loop_view) with --run_infinitely's
+ * periodic row (one per period, from that period's messages). */
+void pt_bw_loop_view(struct pt_ctx *c, struct pt_loop *l);
 /* An interrupted run (m->interrupted): what was measured, marked partial. */
 void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m);
 
