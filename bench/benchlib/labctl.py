@@ -402,9 +402,14 @@ def run_pair(lab: Lab, name: str, server: Sequence[str], client: Sequence[str], 
     NAME.srv and NAME.cli, stdout and stderr together."""
     pair = Pair(name, Side(snode, [*server, "-p", str(port)]),
                 Side(cnode, [*client, "-p", str(port), lab.addr(snode)]))
+    qt = lab.env.get("PTLAB_QP_TIMEOUT", QP_TIMEOUT)
+    shown = [with_qp_timeout(s.argv, qt) for s in (pair.server, pair.client)]
     safe = name.replace("/", "-")
     workdir.mkdir(parents=True, exist_ok=True)
     pair.files = {"server": workdir / f"{safe}.srv", "client": workdir / f"{safe}.cli"}
     logs = {side: (path, None) for side, path in pair.files.items()}
     timing = Timing(timeout, listen_wait, server_grace, server_grace, 30)
-    return run_ends(pair, LabNode(lab, snode), LabNode(lab, cnode), port, logs, timing)
+    done = run_ends(pair, LabNode(lab, snode), LabNode(lab, cnode), port, logs, timing)
+    # the evidence shows the command lines as they ran (with the lab's -u)
+    done.server.argv, done.client.argv = shown
+    return done
