@@ -207,6 +207,39 @@ class Lab:
             raise LabError(f"node {node} has no RDMA device with an ACTIVE port\n{d.evidence()}")
         return names[0]
 
+    # --- link faults and counters -------------------------------------------------
+    def roce_loss(self, node: int, percent: float) -> None:
+        """Drop percent % of the RoCE v2 frames (UDP 4791) node sends, and
+        nothing else (the out-of-band TCP and the lab's own checks pass):
+        a prio qdisc whose third band, where a u32 filter puts RoCE, is netem."""
+        script = ("tc qdisc del dev eth0 root 2>/dev/null; "
+                  "tc qdisc add dev eth0 root handle 1: prio bands 3 "
+                  "priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 && "
+                  f"tc qdisc add dev eth0 parent 1:3 handle 30: netem loss {percent}% && "
+                  "tc filter add dev eth0 parent 1: protocol ip prio 1 u32 "
+                  "match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3")
+        d = self.exec(node, ["sh", "-c", script], timeout=60)
+        if d.rc != 0:
+            raise LabError(f"netem on node {node} failed\n{d.evidence()}")
+
+    def roce_loss_off(self, node: int) -> None:
+        self.exec(node, ["sh", "-c", "tc qdisc del dev eth0 root 2>/dev/null; true"], timeout=60)
+
+    def roce_dropped(self, node: int) -> int:
+        """Frames the netem of roce_loss dropped on node so far."""
+        d = self.exec(node, ["tc", "-s", "qdisc", "show", "dev", "eth0"], timeout=60)
+        m = re.search(r"qdisc netem 30:.*?\n\s*Sent .*?\(dropped (\d+)", d.out, re.S)
+        if not m:
+            raise LabError(f"no netem qdisc on node {node}\n{d.evidence()}")
+        return int(m.group(1))
+
+    def rxe_counters(self, node: int, dev: str) -> dict[str, int]:
+        """The device's port 1 counters (rdma statistic): sent_pkts,
+        completer_retry_err, rcvd_seq_err, out_of_seq_request, ..."""
+        d = self.exec(node, ["rdma", "statistic", "show", "link", f"{dev}/1"], timeout=60)
+        words = d.out.split()
+        return {k: int(v) for k, v in zip(words, words[1:]) if v.isdigit()}
+
 
 def _text(b: object) -> str:
     if isinstance(b, bytes):

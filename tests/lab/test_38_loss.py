@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A lossy link (tc netem on the guests' eth0, RoCE v2 frames only: the
+out-of-band TCP and the lab's checks are not touched). RC must finish by
+retransmission: both sides exit 0 with every iteration, netem did drop
+frames, and the sender's rxe counters show the retransmissions. UD must
+count the loss exactly: our receiver's "N of M messages lost" equals the
+frames netem dropped on the sender (one frame per message at the RoCE MTU),
+for our sender and for Debian's 6.06."""
+
+import re
+from typing import Iterator
+
+import pytest
+
+from benchlib import results
+from benchlib.labctl import Lab
+
+LOSS = 1.0            # percent, each direction
+RC_ITERS = 300        # 64 KiB: 16 frames each at MTU 4096, ~50 drops expected
+UD_ITERS = 2000       # ~20 drops expected
+RETRIES = ("completer_retry_err", "rcvd_seq_err")
+
+
+@pytest.fixture
+def lossy(lab: Lab) -> Iterator[Lab]:
+    for node in (1, 2):
+        lab.roce_loss(node, LOSS)
+    try:
+        yield lab
+    finally:
+        for node in (1, 2):
+            lab.roce_loss_off(node)
+
+
+def dropped(lab: Lab) -> dict[int, int]:
+    return {n: lab.roce_dropped(n) for n in (1, 2)}
+
+
+RC_CELLS = [pytest.param("ib_send_bw", "ours", "ours", id="send/ours-ours"),
+            pytest.param("ib_send_bw", "up", "ours", id="send/up-ours"),
+            pytest.param("ib_send_bw", "ours", "up", id="send/ours-up"),
+            pytest.param("ib_write_bw", "ours", "ours", id="write/ours-ours"),
+            pytest.param("ib_read_bw", "ours", "ours", id="read/ours-ours")]
+
+
+@pytest.mark.nodes(2)
+@pytest.mark.parametrize("tool,srv,cli", RC_CELLS)
+def test_rc_survives_loss(lossy: Lab, pair, ours, upstream_bin, dev: str, gid: int, note,
+                          tool: str, srv: str, cli: str) -> None:
+    lab = lossy
+    argv = {role: [ours(tool) if build == "ours" else upstream_bin(tool),
+                   "-d", dev, "-x", str(gid), "-F", "-n", str(RC_ITERS)]
+            for role, build in (("server", srv), ("client", cli))}
+    before_drop, before = dropped(lab), lab.rxe_counters(2, dev)
+    p = pair(f"rc-loss-{tool}-{srv}-{cli}", argv["server"], argv["client"])
+    after_drop, after = dropped(lab), lab.rxe_counters(2, dev)
+    drops = {n: after_drop[n] - before_drop[n] for n in (1, 2)}
+    retries = {k: after.get(k, 0) - before.get(k, 0) for k in RETRIES}
+    assert p.ok, f"RC under {LOSS} % loss did not finish (drops {drops})\n{p.evidence()}"
+    for role, side in (("client", p.client), ("server", p.server)):
+        if tool != "ib_send_bw" and role == "server":
+            continue            # write/read servers print no row (upstream's layout)
+        why, n = results.expect_row(side.text, 65536, RC_ITERS)
+        assert why is None, f"{role}: {why}\n{p.evidence()}"
+        if n:
+            note(f"{role}: {n}")
+    assert sum(drops.values()) > 0, f"netem dropped nothing: the test proved nothing ({drops})"
+    assert sum(retries.values()) > 0, (f"netem dropped {drops} frames but node 2's rxe "
+                                       f"counts no retransmission: {retries}")
+    note(f"netem dropped {drops[2]} frames of node 2 and {drops[1]} of node 1; node 2's rxe: "
+         + ", ".join(f"{k} {v}" for k, v in retries.items()))
+
+
+LOST = re.compile(r"UD: (\d+) of (\d+) messages lost \(received (\d+)\)")
+
+
+@pytest.mark.nodes(2)
+@pytest.mark.parametrize("cli", ["ours", "up"])
+def test_ud_counts_loss_exactly(lossy: Lab, pair, ours, upstream_bin, dev: str, gid: int,
+                                note, cli: str) -> None:
+    lab = lossy
+    size = lab.ud_mtu()
+    common = ["-d", dev, "-x", str(gid), "-F", "-c", "UD", "-n", str(UD_ITERS)]
+    client = [ours("ib_send_bw") if cli == "ours" else upstream_bin("ib_send_bw"), *common]
+    before = dropped(lab)
+    p = pair(f"ud-loss-ours-{cli}", [ours("ib_send_bw"), *common], client)
+    drops = dropped(lab)[2] - before[2]
+    assert p.ok, f"UD under {LOSS} % loss failed\n{p.evidence()}"
+    m = LOST.search(p.server.text)
+    assert m, f"our UD receiver did not report its loss\n{p.evidence()}"
+    lost, sent, received = (int(g) for g in m.groups())
+    assert sent == UD_ITERS and lost + received == sent, m.group(0)
+    assert drops > 0, f"netem dropped nothing: the test proved nothing"
+    assert lost == drops, f"receiver counted {lost} lost, netem dropped {drops}\n{p.evidence()}"
+    rows = results.rows(p.server.text)
+    assert rows and rows[-1].iters == received and rows[-1].size == size, \
+        f"the receiver's row does not show the {received} received\n{p.evidence()}"
+    note(f"{cli} sender: netem dropped {drops}, our receiver: {m.group(0)}")
