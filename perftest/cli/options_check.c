@@ -60,6 +60,7 @@ static int check_mode(struct pt_params *p, const struct pt_parse_state *st, FILE
 			    PT_ATOMIC_SIZE);
 	if (t->all_sizes && t->run_infinitely)
 		return perr(err, " -a and --run_infinitely cannot be combined\n");
+	t->duration_given = st->duration_given;
 	if (st->duration_given) {
 		if (t->all_sizes)
 			return perr(err, " Duration mode (-D) cannot be combined with -a\n");

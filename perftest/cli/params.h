@@ -135,6 +135,7 @@ struct pt_traffic_params {
 	bool run_infinitely;             /* --run_infinitely (test_method INFINITELY) */
 	int duration;                    /* -D seconds; also the report period of
 	                                  * --run_infinitely (5) */
+	bool duration_given;             /* -D given (not just the default period) */
 	int margin;                      /* -f seconds, duration/4 */
 	int tx_depth;                    /* -t; BW 128, LAT 1; <= iters */
 	bool tx_depth_given;

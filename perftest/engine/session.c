@@ -89,7 +89,10 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	};
 	const struct pt_params *p = c->p;
 	const struct pt_traffic_params *t = &p->traffic;
-	bool timed = t->test_type == PT_TEST_DURATION;
+	/* --run_infinitely alone turns to duration mode only in upstream's
+	 * loop, after N: until then it is an iteration run of the default count */
+	bool endless = t->run_infinitely && !t->duration_given;
+	bool timed = t->test_type == PT_TEST_DURATION && !endless;
 
 	memset(n, 0, sizeof(*n));
 	n->v[PT_NEG_TEST_METHOD] = t->test_method;
@@ -104,7 +107,8 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	n->v[PT_NEG_REPORT_FMT] = p->report.gbits ? PT_NEG_GBS : PT_NEG_MBS;
 	/* -a allocates for the largest size, after the UD clamp to the MTU */
 	n->v[PT_NEG_SIZE_F] = (int64_t)(t->all_sizes ? c->run.max_size : c->run.size);
-	n->v[PT_NEG_ITERS] = timed ? 0 : (int64_t)t->iters;
+	n->v[PT_NEG_ITERS] = timed ? 0 : endless ? (int64_t)p->tool->default_iters :
+			     (int64_t)t->iters;
 	n->v[PT_NEG_NUM_QPS] = c->res.num_qps;
 	n->v[PT_NEG_DURATION_S] = t->duration;
 	n->v[PT_NEG_USE_RDMA_CM] = p->conn.rdma_cm_oob;

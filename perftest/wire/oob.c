@@ -579,6 +579,8 @@ int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
 	}
 	if (r)
 		return r;
+	if (!c->peer.neg_629)
+		pt_neg_drop_629_fields(in, n);
 	if (pt_neg_parse(in, n, theirs))
 		return fail(c, EPROTO, "peer sent an invalid %zu-byte %s (a value out of range)", n, what);
 	return 0;
@@ -603,9 +605,10 @@ int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 		r = pt_oob_exchange(c, out, in, (size_t)n, what[f]);
 		if (r)
 			return r;
-		pt_bw_field_decode(theirs, f, c->peer.iters_size, in);
+		if (theirs)
+			pt_bw_field_decode(theirs, f, c->peer.iters_size, in);
 	}
-	if (pt_bw_report_check(theirs, why, sizeof(why)))
+	if (theirs && pt_bw_report_check(theirs, why, sizeof(why)))
 		return fail(c, EPROTO, "peer sent an invalid BW report: %s", why);
 	return 0;
 }
