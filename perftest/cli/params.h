@@ -66,6 +66,13 @@ enum pt_option_group {
 	PT_OPTG_MCAST = 1u << 7,       /* -g -M */
 	PT_OPTG_RX_DEPTH = 1u << 8,    /* -r */
 	PT_OPTG_MCAST_RX = 1u << 9,    /* --connectionless (a BW receiver) */
+	/* groups of options we refuse, so that the other tools refuse them as
+	 * upstream does (docs/upstream-behaviour.md §2) */
+	PT_OPTG_SEND_VERB = 1u << 10,  /* --use-srq --send_with_imm --recv_post_list */
+	PT_OPTG_WRITE_VERB = 1u << 11, /* --write_with_imm */
+	PT_OPTG_NULL_MR = 1u << 12,    /* --use-null-mr: write and read tools */
+	PT_OPTG_DATA_VALIDATION = 1u << 13, /* --data_validation: write/read BW */
+	PT_OPTG_WARM_UP = 1u << 14,    /* --perform_warm_up: RDMA BW tools */
 };
 
 /* One tool: what it measures and which options it takes. */
@@ -183,6 +190,8 @@ struct pt_report_params {
 	bool histogram;                  /* -H: sorted samples */
 	bool unsorted;                   /* -U: unsorted samples */
 	bool cpu_freq_warn_off;          /* -F: no CPU frequency warnings */
+	double limit_bw;                 /* -w: fail below this BW average; < 0 off */
+	double limit_msgrate;            /* -y: fail below this Mpps; < 0 off */
 };
 
 /* Reserved for the tracing plugin layer; the parser only stores them. */

@@ -50,6 +50,7 @@ static int server_flow(struct pt_ctx *c)
 		.bw_avg = theirs.bw_avg, .msg_rate = theirs.msg_rate, .gbits = c->p->report.gbits,
 	};
 	pt_session_bw_row(c, &r);
+	pt_bw_check_limits(c, &r);
 	if (c->p->report.output == PT_OUTPUT_FULL)
 		printf(PT_RESULT_LINE);
 	if (pt_session_barrier(c) || pt_session_finish(c))

@@ -129,6 +129,8 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	ctx.run.inline_size = pt_inline_default(&params, false);
 	ctx.run.out_reads = out_reads(&ctx);
 	rc = flow(&ctx);
+	if (!rc && pt_bw_limits_failed())
+		rc = PT_EXIT_FAIL;   /* after a complete run: the peer saw no error */
 	if (rc && pt_interrupted && ctx.out.json)   /* the flow stopped before writing it */
 		fprintf(stderr, " %s not written: the run was interrupted\n", params.report.out_json_file);
 	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */

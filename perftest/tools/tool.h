@@ -25,6 +25,11 @@ uint64_t pt_next_size(const struct pt_ctx *c, uint64_t s);
  * (may be NULL) gets the local row. */
 int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
 		 struct pt_bw_result *local);
+/* -w/-y: compare a final row with the limits, name a miss on stderr and
+ * keep the verdict (also in --out_json's "limits"). */
+void pt_bw_check_limits(struct pt_ctx *c, const struct pt_bw_result *r);
+/* A row of this process missed a limit: the exit status is 1. */
+bool pt_bw_limits_failed(void);
 /* --run_infinitely: one row per period (struct pt_bw_meas.on_period). */
 void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns);
 /* An interrupted run (m->interrupted): what was measured, marked partial. */
