@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -309,6 +310,19 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 		return get_limit(err, name, arg, &p->report.limit_bw);
 	case PT_OPT_LIMIT_MSGRATE:
 		return get_limit(err, name, arg, &p->report.limit_msgrate);
+	case PT_OPT_IPV6_ADDR: p->oob.ipv6_addr = true; return 0;
+	case PT_OPT_BIND_SOURCE_IP: {
+		/* numeric only (an IPv6 scope such as %eth0 allowed): no lookup here */
+		struct addrinfo hints = { .ai_flags = AI_NUMERICHOST }, *ai = NULL;
+
+		if (getaddrinfo(arg, NULL, &hints, &ai))
+			return perr(err, " Invalid value '%s' for %s: expected a numeric IPv4 or"
+				    " IPv6 address\n", arg, name);
+		freeaddrinfo(ai);
+		return get_str(err, name, arg, p->oob.source_ip, sizeof(p->oob.source_ip));
+	}
+	case PT_OPT_WAIT_DESTROY:
+		return get_int(err, name, arg, 0, 86400, &t->wait_destroy);
 	case PT_OPT_ANNOUNCE_VERSION:
 		return get_version(err, name, arg, p->oob.fake_version);
 	case PT_OPT_HELP:

@@ -110,6 +110,7 @@ const struct pt_tool *pt_tool_find(const char *name);
 #define PT_HOST_MAX 256        /* a DNS name is at most 253 characters */
 #define PT_PATH_MAX 1024
 #define PT_VERSION_MAX 16      /* the version message is 16 bytes with NUL */
+#define PT_IP_MAX 64           /* numeric IPv6 with a scope, and the NUL */
 
 struct pt_dev_params {
 	char ib_devname[PT_DEVNAME_MAX]; /* -d; "" = first device */
@@ -144,6 +145,7 @@ struct pt_traffic_params {
 	                                  * --run_infinitely (5) */
 	bool duration_given;             /* -D given (not just the default period) */
 	int margin;                      /* -f seconds, duration/4 */
+	int wait_destroy;                /* --wait_destroy: seconds before clean-up */
 	int tx_depth;                    /* -t; BW 128, LAT 1; <= iters */
 	bool tx_depth_given;
 	int rx_depth;                    /* -r; SEND 512, RDMA 1; see options_check.c */
@@ -172,6 +174,8 @@ struct pt_oob_params {
 	int port;                        /* -p, 18515 */
 	int timeout_sec;                 /* --oob_timeout, 60; 0 = wait forever */
 	bool dont_xchg_versions;         /* --dont_xchg_versions */
+	bool ipv6_addr;                  /* --ipv6-addr: the TCP channel over IPv6 only */
+	char source_ip[PT_IP_MAX];       /* --bind_source_ip: client binds to it; "" none */
 	/* --announce_version=STR: test-only, hidden from -h. Announces STR in the
 	 * 16-byte version message instead of WIRE_VERSION, so lab tests can play
 	 * an older or newer peer. "" = announce WIRE_VERSION. */

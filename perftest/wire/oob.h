@@ -38,6 +38,7 @@ struct pt_oob {
 	const struct pt_oob_msg_ops *msg; /* set: messages go there, not to fd */
 	void *msg_ctx;
 	int raw_keys;           /* key messages as raw structs (rdma_cm modes) */
+	const char *source;     /* client: numeric address to bind before connecting */
 	char err[256];
 };
 
@@ -62,9 +63,14 @@ int pt_oob_listen_port(const struct pt_oob *c);
 /* Wait up to connect_timeout_ms for one client, then close the listener. */
 int pt_oob_accept(struct pt_oob *c);
 /* Client: connect, retrying refused connections every 100 ms until
- * connect_timeout_ms has passed (the server may not be listening yet). */
+ * connect_timeout_ms has passed (the server may not be listening yet).
+ * With c->source set (pt_oob_set_source) the socket is bound to that
+ * address first and only the server's addresses of its family are tried. */
 int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family);
 void pt_oob_close(struct pt_oob *c);
+/* --bind_source_ip: the numeric IPv4/IPv6 address a client binds to (kept
+ * by pointer; NULL: the kernel chooses). */
+void pt_oob_set_source(struct pt_oob *c, const char *ip);
 /* Carry the messages over ops/t from now on (t is closed by pt_oob_close);
  * raw_keys: keys travel as raw structs (docs/wire-protocol.md §9.2). */
 void pt_oob_use_msg(struct pt_oob *c, const struct pt_oob_msg_ops *ops, void *t,

@@ -717,6 +717,71 @@ static void test_duplex_report_garbage_refused(void **state)
 	garbage_report(true);
 }
 
+/* --bind_source_ip and --ipv6-addr on the TCP channel: the server sees the
+ * client come from the source address; a source this host does not have
+ * fails at once, naming it. */
+static char srv_peer_addr[64];
+
+static int srv_note_peer(struct srv *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	const void *a;
+
+	if (getpeername(s->c.fd, (struct sockaddr *)&ss, &len))
+		return -1;
+	a = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+				     : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+	inet_ntop(ss.ss_family, a, srv_peer_addr, sizeof(srv_peer_addr));
+	return pt_oob_xchg_versions(&s->c, 0);
+}
+
+static void bound_client(const char *listen_on, int family, const char *source)
+{
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t;
+
+	srv_init(&s, srv_note_peer);
+	assert_int_equal(pt_oob_listen(&s.c, listen_on, 0, family), 0);
+	s.port = pt_oob_listen_port(&s.c);
+	assert_int_equal(pthread_create(&t, NULL, srv_main, &s), 0);
+	pt_oob_init(&c);
+	pt_oob_set_timeout(&c, 5000);
+	pt_oob_set_source(&c, source);
+	assert_int_equal(pt_oob_connect(&c, listen_on, s.port, family), 0);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_string_equal(srv_peer_addr, source);
+}
+
+static void test_bind_source_and_ipv6(void **state)
+{
+	struct pt_oob c;
+	uint64_t t0;
+
+	(void)state;
+	bound_client("127.0.0.1", AF_INET, "127.0.0.2");
+	bound_client("::1", AF_INET6, "::1");
+	/* an address of no local interface: EADDRNOTAVAIL, not retried */
+	pt_oob_init(&c);
+	pt_oob_set_timeout(&c, 5000);
+	pt_oob_set_source(&c, "192.0.2.99");
+	t0 = pt_now_ns();
+	assert_true(pt_oob_connect(&c, "127.0.0.1", 1, AF_UNSPEC) < 0);
+	assert_true(pt_now_ns() - t0 < 1000000000ull);
+	assert_non_null(strstr(pt_oob_strerror(&c), "from 192.0.2.99"));
+	pt_oob_close(&c);
+	/* not numeric */
+	pt_oob_init(&c);
+	pt_oob_set_source(&c, "localhost");
+	assert_int_equal(pt_oob_connect(&c, "127.0.0.1", 1, AF_UNSPEC), -EINVAL);
+	assert_non_null(strstr(pt_oob_strerror(&c), "invalid source address 'localhost'"));
+	pt_oob_close(&c);
+}
+
 /* SIGINT during an out-of-band wait: the flag set by the handler ends the
  * wait with -EINTR (at once if already set, else within a poll slice). */
 static volatile sig_atomic_t flag;
@@ -784,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_report_refused),
 		cmocka_unit_test(test_nondup_report_garbage_ignored),
 		cmocka_unit_test(test_duplex_report_garbage_refused),
+		cmocka_unit_test(test_bind_source_and_ipv6),
 		cmocka_unit_test(test_oob_wait_stops),
 	};
 	return cmocka_run_group_tests_name("oob", tests, NULL, NULL);

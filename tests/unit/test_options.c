@@ -415,6 +415,34 @@ static void test_limits(void **state)
 	bad(&pt_tool_read_lat, "--limit_msgrate=1", "--limit_msgrate is not available in ib_read_lat");
 }
 
+/* --ipv6-addr, --bind_source_ip (the TCP channel) and --wait_destroy. */
+static void test_channel_and_wait_options(void **state)
+{
+	struct run *r;
+	(void)state;
+
+	r = ok(&pt_tool_send_bw, "host --ipv6-addr --bind_source_ip=fe80::1%2");
+	assert_true(r->p.oob.ipv6_addr);
+	assert_string_equal(r->p.oob.source_ip, "fe80::1%2");
+	r = ok(&pt_tool_read_lat, "host --bind_source_ip 10.0.0.7");
+	assert_false(r->p.oob.ipv6_addr);
+	assert_string_equal(r->p.oob.source_ip, "10.0.0.7");
+	r = ok(&pt_tool_write_lat, "--ipv6-addr");  /* a server listens on IPv6 */
+	assert_true(r->p.oob.ipv6_addr);
+	bad(&pt_tool_send_bw, "host --bind_source_ip=myhost", "expected a numeric IPv4 or IPv6");
+	bad(&pt_tool_send_bw, "host --bind_source_ip=10.0.0.256", "expected a numeric IPv4");
+	bad(&pt_tool_send_bw, "host --ipv6-addr --bind_source_ip=10.0.0.1", "is IPv4, but --ipv6-addr");
+	bad(&pt_tool_send_bw, "host -z --ipv6-addr", "--ipv6-addr with -z/-R is not implemented yet");
+	bad(&pt_tool_send_bw, "host -R --bind_source_ip=10.0.0.1",
+	    "--bind_source_ip with -z/-R is not implemented yet");
+	r = ok(&pt_tool_atomic_bw, "host --wait_destroy=3");
+	assert_int_equal(r->p.traffic.wait_destroy, 3);
+	r = ok(&pt_tool_atomic_bw, "host");
+	assert_int_equal(r->p.traffic.wait_destroy, 0);
+	bad(&pt_tool_write_bw, "host --wait_destroy=-1", "expected an integer in 0..86400");
+	bad(&pt_tool_write_lat, "host --wait_destroy=1", "--wait_destroy is not available in ib_write_lat");
+}
+
 /* Every name of docs/upstream-options.txt is in the table with its short
  * letter (srcdir from the environment, as automake runs the tests). */
 static void test_every_upstream_name(void **state)
@@ -777,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_no_peak_warning),
 		cmocka_unit_test(test_refused_options),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_channel_and_wait_options),
 		cmocka_unit_test(test_every_upstream_name),
 		cmocka_unit_test(test_unknown_and_malformed),
 		cmocka_unit_test(test_bad_numbers),
