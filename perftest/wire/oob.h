@@ -93,8 +93,10 @@ int pt_oob_xchg_mtu(struct pt_oob *c, int *mtu);
  * raw_keys the peer's raw struct (56 or 64 bytes, peer.cm_key_size). */
 int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 		    struct pt_key *theirs);
-/* K0: a key exchange used as a barrier; the peer's content is validated
- * and dropped. mine may be NULL (an all-zero key is sent). */
+/* K0: a key exchange used as a barrier; the peer's content is dropped,
+ * after a parse in the TCP text form (where a malformed one means a
+ * desynchronised stream), unread as a raw struct (-z/-R: the message
+ * transport checks the size). mine may be NULL (an all-zero key is sent). */
 int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
 /* N (6.28+ peers, only if c->peer.negotiate): our block in its 320-byte
  * form; a TCP server answers a 312-byte block (a build without mlx5dv) in
