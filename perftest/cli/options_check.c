@@ -97,6 +97,9 @@ static int check_mode(struct pt_params *p, const struct pt_parse_state *st, FILE
 		t->test_method = PT_METHOD_ALL;
 		t->size = PT_MAX_SIZE; /* buffers are sized for the largest step */
 	}
+	/* the limits judge final rows, which an endless run never prints */
+	if (t->run_infinitely && (p->report.limit_bw >= 0 || p->report.limit_msgrate >= 0))
+		return perr(err, " -w/-y need a run that ends: not with --run_infinitely\n");
 	if (p->report.cpu_util && t->test_type != PT_TEST_DURATION)
 		return perr(err, " --cpu_util is only valid in duration mode (-D)\n");
 	return 0;

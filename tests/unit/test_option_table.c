@@ -131,6 +131,8 @@ static void test_limits(void **state)
 	bad(&pt_tool_send_bw, "-y inf", "expected a number >= 0");
 	bad(&pt_tool_send_bw, "-y \x01", "expected a number >= 0");
 	bad(&pt_tool_send_lat, "-w 1", "-w is not available in ib_send_lat");
+	bad(&pt_tool_send_bw, "-y 1 --run_infinitely", "need a run that ends");
+	ok(&pt_tool_send_bw, "-y 1 -D 4");
 	bad(&pt_tool_read_lat, "--limit_msgrate=1", "--limit_msgrate is not available in ib_read_lat");
 }
 
