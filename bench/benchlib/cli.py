@@ -2,21 +2,24 @@
 """Command lines of bench/sweep (bench/plot and bench/compare have their own
 modules): options, defaults per launcher, and the dry run."""
 
+from __future__ import annotations
+
 import argparse
 import os
 import shlex
 import sys
+from typing import Sequence
 
 from . import launchers, matrix, runner
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def build_dir():
+def build_dir() -> str:
     return os.environ.get("PT_BUILD") or os.path.join(TOP, "build")
 
 
-def sweep_parser():
+def sweep_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bench/sweep", allow_abbrev=False,
         description="Run a matrix of perftest runs; write dataset.jsonl and dataset.csv "
@@ -34,8 +37,8 @@ def sweep_parser():
     return p
 
 
-def load_matrix(args):
-    raw = {}
+def load_matrix(args: argparse.Namespace) -> matrix.Matrix:
+    raw: matrix.Raw = {}
     if args.matrix:
         try:
             with open(args.matrix) as f:
@@ -55,7 +58,8 @@ def load_matrix(args):
     return matrix.build(raw)
 
 
-def check_binaries(mx, runs, bindir, peer_bindir, nicinfo, launcher):
+def check_binaries(mx: matrix.Matrix, runs: list[matrix.Run], bindir: str, peer_bindir: str,
+                   nicinfo: str, launcher: str) -> None:
     """Local and lab ends see this host's files: catch a missing tool now."""
     if launcher == "ssh":
         return
@@ -66,7 +70,8 @@ def check_binaries(mx, runs, bindir, peer_bindir, nicinfo, launcher):
                                  " (build with ci/build, or set bindir / --nicinfo)")
 
 
-def dry_run(mx, runs, skipped, bindir, peer_bindir):
+def dry_run(mx: matrix.Matrix, runs: list[matrix.Run], skipped: list[tuple[matrix.Run, str]],
+            bindir: str, peer_bindir: str) -> None:
     s = mx.settings
     for r, why in skipped:
         print(f"skip: {matrix.label(r)}: {why}")
@@ -80,16 +85,16 @@ def dry_run(mx, runs, skipped, bindir, peer_bindir):
     print(f"{len(runs)} runs, {len(skipped)} combinations skipped")
 
 
-def sweep_main(argv):
+def sweep_main(argv: Sequence[str]) -> int:
     args = sweep_parser().parse_args(argv)
     try:
         mx = load_matrix(args)
         runs, skipped = mx.expand()
         if not runs:
             raise matrix.MatrixError(f"the matrix expands to no runs ({len(skipped)} skipped)")
-        bindir = mx.settings["bindir"] or os.path.join(build_dir(), "perftest")
-        peer_bindir = mx.settings["peer_bindir"] or bindir
-        nicinfo = args.nicinfo or os.path.join(build_dir(), "bench", "nicinfo")
+        bindir: str = mx.settings["bindir"] or os.path.join(build_dir(), "perftest")
+        peer_bindir: str = mx.settings["peer_bindir"] or bindir
+        nicinfo: str = args.nicinfo or os.path.join(build_dir(), "bench", "nicinfo")
         if args.dry_run:
             dry_run(mx, runs, skipped, bindir, peer_bindir)
             return 0

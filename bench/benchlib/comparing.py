@@ -2,9 +2,13 @@
 """bench/compare A B: per configuration and size, the ratios B/A of BW,
 message rate and latency (p50, p99); flags regressions beyond a threshold."""
 
+from __future__ import annotations
+
 import argparse
 import statistics
 import sys
+from typing import IO, Optional, Sequence
+
 
 from . import dataset
 
@@ -13,29 +17,28 @@ METRICS = {"bw": ("BW", True), "rate": ("rate", True),
            "percentile_50": ("p50", False), "percentile_99": ("p99", False)}
 
 
-def table(rows):
+Entry = tuple[dataset.ConfigKey, int]          # (configuration, size)
+Cells = dict[str, tuple[float, float, float, bool]]
+
+
+def table(rows: list[dataset.Row]) -> dict[Entry, dict[str, float]]:
     """{(config, size): {metric: median}} over the ok rows."""
-    acc = {}
-    for row in rows:
-        if row.get("status") != "ok":
-            continue
-        key = dataset.config_key(row)
-        for size, bw, rate, lat in dataset.points(row):
-            vals = {"bw": bw, "rate": rate, **lat}
-            slot = acc.setdefault((key, size), {})
-            for m in METRICS:
-                if vals.get(m) is not None:
-                    slot.setdefault(m, []).append(vals[m])
+    acc: dict[Entry, dict[str, list[float]]] = {}
+    for key, size, m, v in dataset.values(rows):
+        slot = acc.setdefault((key, size), {})
+        if m in METRICS:
+            slot.setdefault(m, []).append(v)
     return {k: {m: statistics.median(v) for m, v in d.items()} for k, d in acc.items()}
 
 
-def compare(a_rows, b_rows, threshold):
+def compare(a_rows: list[dataset.Row], b_rows: list[dataset.Row], threshold: float
+            ) -> tuple[list[tuple[dataset.ConfigKey, int, Cells]], list[Entry], list[Entry]]:
     """(entries, only_a, only_b): entries are (config, size, {metric: (a, b,
     ratio, regressed)}) for every (config, size) in both."""
     a, b = table(a_rows), table(b_rows)
-    entries = []
+    entries: list[tuple[dataset.ConfigKey, int, Cells]] = []
     for k in sorted(set(a) & set(b), key=lambda k: (str(k[0]), k[1])):
-        cells = {}
+        cells: Cells = {}
         for m, (_, higher_better) in METRICS.items():
             va, vb = a[k].get(m), b[k].get(m)
             if va is None or vb is None or va == 0:
@@ -47,13 +50,14 @@ def compare(a_rows, b_rows, threshold):
     return entries, sorted(set(a) - set(b), key=str), sorted(set(b) - set(a), key=str)
 
 
-def report(entries, only_a, only_b, threshold, out):
+def report(entries: list[tuple[dataset.ConfigKey, int, Cells]], only_a: list[Entry],
+           only_b: list[Entry], threshold: float, out: IO[str]) -> int:
     w = max([len(dataset.config_label(c)) for c, _, _ in entries] + [13])
     print(f"{'configuration':<{w}} {'size':>8} {'BW A Gb/s':>10} {'BW B Gb/s':>10} "
           + " ".join(f"{METRICS[m][0] + ' B/A':>9}" for m in METRICS) + "  verdict", file=out)
     regressions = 0
     for cfg, size, cells in entries:
-        bw = cells.get("bw")
+        bw: Optional[tuple[float, float, float, bool]] = cells.get("bw")
         line = (f"{dataset.config_label(cfg):<{w}} {size:>8} "
                 + (f"{bw[0]:>10.3f} {bw[1]:>10.3f} " if bw else f"{'-':>10} {'-':>10} "))
         line += " ".join(f"{cells[m][2]:>9.2f}" if m in cells else f"{'-':>9}" for m in METRICS)
@@ -70,7 +74,7 @@ def report(entries, only_a, only_b, threshold, out):
     return regressions
 
 
-def main(argv, out=sys.stdout):
+def main(argv: Sequence[str], out: IO[str] = sys.stdout) -> int:
     ap = argparse.ArgumentParser(prog="bench/compare",
                                  description="Ratios B/A per configuration; exit 1 when a "
                                              "regression beyond the threshold is flagged.")

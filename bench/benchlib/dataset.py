@@ -3,9 +3,16 @@
 (same fields, same order; nested values are JSON text in the CSV), appended
 and flushed after every run so an interrupted sweep keeps what it measured."""
 
+from __future__ import annotations
+
 import csv
 import json
 import os
+from typing import Any, Iterator, Optional
+
+Row = dict[str, Any]          # one dataset row (or a JSON object of a tool's)
+Point = tuple[int, Optional[float], Optional[float], dict[str, float]]
+ConfigKey = tuple[Any, ...]
 
 # name -> kind: str, int, float, bool, json (nested; JSON text in CSV)
 FIELDS = [
@@ -61,19 +68,19 @@ RESULT_KEYS = {
 MIB_GBPS = 1048576 * 8 / 1e9
 
 
-def bw_gbps(row):
+def bw_gbps(row: Row) -> Optional[float]:
     """A result row's average BW in Gb/s (perftest reports MiB/s unless
     --report_gbits); None without a BW."""
     bw = row.get("BW_average", row.get("bw_avg"))
     if not isinstance(bw, (int, float)):
         return None
-    return bw if row.get("BW_units") == "Gb/s" else bw * MIB_GBPS
+    return float(bw) if row.get("BW_units") == "Gb/s" else bw * MIB_GBPS
 
 
-def results_fields(doc):
+def results_fields(doc: Row) -> Row:
     """Fields from a tool's --out_json document (its 'results' row)."""
-    res = doc.get("results") or {}
-    out = {}
+    res: Row = doc.get("results") or {}
+    out: Row = {}
     for k, v in res.items():
         if k in RESULT_KEYS:
             out[RESULT_KEYS[k]] = v
@@ -85,11 +92,11 @@ def results_fields(doc):
     return out
 
 
-def empty_row():
+def empty_row() -> Row:
     return {n: None for n in NAMES}
 
 
-def _cell(kind, v):
+def _cell(kind: str, v: Any) -> str:
     if v is None:
         return ""
     if kind == "json":
@@ -99,7 +106,7 @@ def _cell(kind, v):
     return str(v)
 
 
-def _uncell(kind, s):
+def _uncell(kind: str, s: str) -> Any:
     if s == "":
         return None
     if kind == "json":
@@ -113,7 +120,7 @@ def _uncell(kind, s):
     return s
 
 
-def normalize(row):
+def normalize(row: Row) -> Row:
     """A row as both files hold it: every field, values of their kind
     (size is text: a number or 'all')."""
     out = empty_row()
@@ -131,7 +138,7 @@ def normalize(row):
 class Writer:
     """Appends rows to DIR/dataset.jsonl and DIR/dataset.csv."""
 
-    def __init__(self, out_dir):
+    def __init__(self, out_dir: str) -> None:
         self.jsonl_path = os.path.join(out_dir, "dataset.jsonl")
         self.csv_path = os.path.join(out_dir, "dataset.csv")
         for p in (self.jsonl_path, self.csv_path):
@@ -143,7 +150,7 @@ class Writer:
         self.csv.writerow(NAMES)
         self.rows = 0
 
-    def write(self, row):
+    def write(self, row: Row) -> None:
         row = normalize(row)
         self.jsonl.write(json.dumps(row, sort_keys=False) + "\n")
         self.csv.writerow([_cell(KINDS[n], row[n]) for n in NAMES])
@@ -152,13 +159,13 @@ class Writer:
             os.fsync(f.fileno())
         self.rows += 1
 
-    def close(self):
+    def close(self) -> None:
         self.jsonl.close()
         self.csvf.close()
 
 
-def read_jsonl(path):
-    rows = []
+def read_jsonl(path: str) -> list[Row]:
+    rows: list[Row] = []
     with open(path) as f:
         for num, line in enumerate(f, 1):
             if not line.strip():
@@ -170,8 +177,8 @@ def read_jsonl(path):
     return rows
 
 
-def read_csv(path):
-    rows = []
+def read_csv(path: str) -> list[Row]:
+    rows: list[Row] = []
     with open(path, newline="") as f:
         r = csv.reader(f)
         head = next(r, None)
@@ -190,7 +197,7 @@ def read_csv(path):
     return rows
 
 
-def load(path):
+def load(path: str) -> list[Row]:
     """Rows of a dataset: a .jsonl or .csv file, or a sweep directory."""
     if os.path.isdir(path):
         for name in ("dataset.jsonl", "dataset.csv"):
@@ -202,15 +209,15 @@ def load(path):
     return read_jsonl(path)
 
 
-def points(row):
+def points(row: Row) -> list[Point]:
     """(size, bw Gb/s, msg rate Mpps, latency dict) per size of a run: every
     row of all_results (one per size with -a), else the run's own result."""
-    rows = row.get("all_results") or []
-    out = []
+    rows: list[Any] = row.get("all_results") or []
+    out: list[Point] = []
     for r in rows:
         if not isinstance(r, dict) or not isinstance(r.get("MsgSize"), int):
             continue
-        lat = {}
+        lat: dict[str, float] = {}
         for k in ("t_typical", "percentile_50", "percentile_99", "percentile_99.9", "t_avg"):
             if isinstance(r.get(k), (int, float)):
                 lat[k] = float(r[k])
@@ -222,16 +229,31 @@ def points(row):
     return out
 
 
+def values(rows: list[Row]) -> Iterator[tuple[ConfigKey, int, str, float]]:
+    """(configuration, size, metric, value) of every point of the ok rows;
+    metric is bw, rate or a latency key (percentile_50, ...). What
+    bench/compare and bench/plot both aggregate."""
+    for row in rows:
+        if row.get("status") != "ok":
+            continue
+        key = config_key(row)
+        for size, bw, rate, lat in points(row):
+            vals: dict[str, Optional[float]] = {"bw": bw, "rate": rate, **lat}
+            for metric, v in vals.items():
+                if v is not None:
+                    yield key, size, metric, v
+
+
 CONFIG_KEYS = ("tool", "conn", "qps", "post_api", "placement", "iters", "duration")
 
 
-def config_key(row):
+def config_key(row: Row) -> ConfigKey:
     """The configuration of a run, without its size: what one plotted line
     or one compared entry stands for."""
     return tuple(row.get(k) for k in CONFIG_KEYS)
 
 
-def config_label(key):
+def config_label(key: ConfigKey) -> str:
     tool, conn, qps, api, place, iters, dur = key
     s = f"{tool} {conn} q{qps} {api} {place}"
     if iters is not None:

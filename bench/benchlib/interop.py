@@ -3,6 +3,8 @@
 builds, per tool and mode, one cell each; a table of verdicts (see
 verdict.py) and interop.json / interop.csv. See bench/README.md."""
 
+from __future__ import annotations
+
 import argparse
 import csv
 import fnmatch
@@ -15,6 +17,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import IO, Any, Optional, Sequence, Union
 
 from . import launchers, matrix, runner, verdict
 
@@ -49,29 +52,31 @@ class Mode:
     cm: str = ""            # "", "z" or "R"
 
     @property
-    def name(self):
+    def name(self) -> str:
         mods = (["a"] if self.all_sizes else []) + ([f"q{self.qps}"] if self.qps > 1 else []) \
             + (["old"] if self.old else []) + ([self.cm] if self.cm else [])
         return "+".join([self.base] + mods)
 
     @property
-    def conn(self):
+    def conn(self) -> str:
         return BASES[self.base]
 
-    def args(self, mgid):
-        a = {"rc": [], "uc": ["-c", "UC"], "ud": ["-c", "UD"],
-             "mcast": ["-c", "UD", "-g", "-M", mgid]}[self.base]
+    def args(self, mgid: str) -> list[str]:
+        by_base: dict[str, list[str]] = {"rc": [], "uc": ["-c", "UC"], "ud": ["-c", "UD"],
+                                         "mcast": ["-c", "UD", "-g", "-M", mgid]}
+        a = by_base[self.base]
         a = list(a) + (["-a"] if self.all_sizes else [])
         a += ["-q", str(self.qps)] if self.qps > 1 else []
         a += ["--use_old_post_send"] if self.old else []
         return a + ([f"-{self.cm}"] if self.cm else [])
 
 
-def parse_mode(text):
+def parse_mode(text: str) -> Mode:
     parts = text.strip().split("+")
     if parts[0] not in BASES:
         raise InteropError(f"mode '{text}': unknown base '{parts[0]}' ({MODE_HELP})")
-    kw, seen = {}, set()
+    kw: dict[str, Any] = {}
+    seen: set[str] = set()
     for m in parts[1:]:
         key = "q" if re.fullmatch(r"q\d+", m) else m
         if key in seen:
@@ -93,7 +98,7 @@ def parse_mode(text):
     return Mode(parts[0], **kw)
 
 
-def mode_refusal(tool, mode):
+def mode_refusal(tool: str, mode: Mode) -> Optional[str]:
     """Why tool does not run mode (as upstream's tools refuse it), or None."""
     why = matrix.refusal({"tool": tool, "conn": mode.conn, "qps": mode.qps,
                           "size": "all" if mode.all_sizes else None, "duration": None})
@@ -108,10 +113,10 @@ def mode_refusal(tool, mode):
     return None
 
 
-def parse_tools(text):
+def parse_tools(text: str) -> list[str]:
     if text.strip() == "all":
         return list(TOOLS)
-    out = []
+    out: list[str] = []
     for t in matrix.split_items(text):
         full = t if t.startswith("ib_") else "ib_" + t
         if full not in TOOLS:
@@ -121,9 +126,9 @@ def parse_tools(text):
     return out
 
 
-def parse_bins(items):
+def parse_bins(items: Optional[Sequence[str]]) -> dict[str, str]:
     """['NAME=DIR', ...] -> {name: dir}, in order."""
-    bins = {}
+    bins: dict[str, str] = {}
     for it in items or []:
         name, sep, path = it.partition("=")
         if not sep or not name or not path:
@@ -138,9 +143,9 @@ def parse_bins(items):
     return bins
 
 
-def parse_pairs(text, names, no_self):
+def parse_pairs(text: Optional[str], names: list[str], no_self: bool) -> list[tuple[str, str]]:
     if text:
-        pairs = []
+        pairs: list[tuple[str, str]] = []
         for p in matrix.split_items(text):
             s, sep, c = p.partition(":")
             if not sep or s not in names or c not in names:
@@ -154,9 +159,10 @@ def parse_pairs(text, names, no_self):
     return pairs
 
 
-def parse_patterns(items, what, need_value):
+def parse_patterns(items: Optional[Sequence[str]], what: str,
+                   need_value: bool) -> list[tuple[str, str]]:
     """'CELL=TEXT' items (CELL a glob over TOOL/MODE/SERVER:CLIENT) -> [(glob, text)]."""
-    out = []
+    out: list[tuple[str, str]] = []
     for it in items or []:
         pat, sep, text = it.partition("=")
         if not pat or (need_value and not text.strip()):
@@ -174,15 +180,21 @@ class Cell:
     client: str
 
     @property
-    def id(self):
+    def id(self) -> str:
         return f"{self.tool}/{self.mode.name}/{self.server}:{self.client}"
 
 
-def plan(tools, modes, pairs, only):
+Skipped = list[tuple[str, str, str]]
+
+
+def plan(tools: list[str], modes: list[Mode], pairs: list[tuple[str, str]],
+         only: list[str]) -> tuple[list[Cell], Skipped]:
     """(cells, skipped): skipped is [(tool, mode, why)] of combinations the
     tools refuse. only: globs over TOOL/MODE, or over the whole cell id
     TOOL/MODE/SERVER:CLIENT when they have two slashes."""
-    cells, skipped, used = [], [], set()
+    cells: list[Cell] = []
+    skipped: Skipped = []
+    used: set[str] = set()
     for tool in tools:
         for mode in modes:
             why = mode_refusal(tool, mode)
@@ -206,7 +218,8 @@ def plan(tools, modes, pairs, only):
     return cells, skipped
 
 
-def judge(cell_id, v, expects, flakies):
+def judge(cell_id: str, v: verdict.Verdict, expects: list[tuple[str, str]],
+          flakies: list[tuple[str, str]]) -> tuple[str, str]:
     """(status, note) of a cell's verdict given --expect and --flaky:
     pass, fail, xfail (failed as expected), xpass (passed, expected to
     fail), flake (failed, a known flaky cell)."""
@@ -223,17 +236,20 @@ def judge(cell_id, v, expects, flakies):
     return ("pass" if v.ok else "fail"), ""
 
 
-def cell_text(c):
+Record = dict[str, Any]
+
+
+def cell_text(c: Record) -> str:
     """The short text of a cell record in the table."""
     if c["status"] == "pass":
         return "pass"
-    reason = c["reason"] + (f" ({', '.join(c['notes'])})" if c["notes"] else "")
+    reason = str(c["reason"]) + (f" ({', '.join(c['notes'])})" if c["notes"] else "")
     if c["status"] == "xpass":
         return f"PASS, {c['note']}"
     return f"FAIL: {reason}" + (f" ({c['note']})" if c["note"] else "")
 
 
-def summary(cells, total=None):
+def summary(cells: list[Record], total: Optional[int] = None) -> tuple[str, dict[str, int]]:
     n = {s: sum(c["status"] == s for c in cells) for s in STATUSES}
     fails = n["fail"] + n["xfail"] + n["flake"]
     s = f"{total or len(cells)} cells: {n['pass'] + n['xpass']} pass, {fails} fail"
@@ -247,10 +263,11 @@ def summary(cells, total=None):
     return s, n
 
 
-def table(cells, pairs):
+def table(cells: list[Record], pairs: list[tuple[str, str]]) -> str:
     """Rows tool x mode, columns SERVER:CLIENT."""
     cols = [f"{s}:{c}" for s, c in pairs]
-    rows, grid = [], {}
+    rows: list[tuple[str, str]] = []
+    grid: dict[tuple[str, str], dict[str, str]] = {}
     for c in cells:
         key = (c["tool"], c["mode"])
         if key not in grid:
@@ -260,7 +277,9 @@ def table(cells, pairs):
     head = ["tool", "mode"] + cols
     body = [[t, m] + [grid[(t, m)].get(col, "-") for col in cols] for t, m in rows]
     w = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
-    fmt = lambda r: "  ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip()  # noqa: E731
+
+    def fmt(r: list[str]) -> str:
+        return "  ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip()
     return "\n".join([fmt(head)] + [fmt(r) for r in body])
 
 
@@ -271,17 +290,18 @@ CSV_FIELDS = ("id", "tool", "mode", "server", "client", "status", "reason", "not
 
 
 class Interop:
-    def __init__(self, launcher, bins, cells, opts, out_dir, err=sys.stderr):
+    def __init__(self, launcher: Addressed, bins: dict[str, str], cells: list[Cell],
+                 opts: argparse.Namespace, out_dir: str, err: IO[str] = sys.stderr) -> None:
         self.la, self.bins, self.cells, self.o = launcher, bins, cells, opts
         self.out_dir, self.err = out_dir, err
         self.logs = os.path.join(out_dir, "logs")
-        self.records = []
-        self.versions = {}
+        self.records: list[Record] = []
+        self.versions: dict[str, Optional[str]] = {}
 
-    def say(self, text):
+    def say(self, text: str) -> None:
         print(text, file=self.err, flush=True)
 
-    def tool_args(self, cell, side, port):
+    def tool_args(self, cell: Cell, side: str, port: int) -> list[str]:
         o = self.o
         a = (["-d", o.device] if o.device else []) \
             + (["-i", str(o.ib_port)] if o.ib_port != 1 else []) \
@@ -292,56 +312,51 @@ class Interop:
         a += ["-p", str(port)] + shlex.split(o.extra or "")
         return a + ([self.la.server_addr()] if side == "client" else [])
 
-    def iters(self, cell):
+    def iters(self, cell: Cell) -> Optional[int]:
         """-n of the cell: --all-iters for -a when given, else --iters (None: the tools')."""
-        return self.o.all_iters if cell.mode.all_sizes and self.o.all_iters else self.o.iters
+        n: Optional[int] = (self.o.all_iters if cell.mode.all_sizes and self.o.all_iters
+                            else self.o.iters)
+        return n
 
-    def sized(self, cell):
+    def sized(self, cell: Cell) -> bool:
         """--size applies to RC and UC cells but -a and the atomics (8 bytes);
         UD sends the tools' default, the MTU (a UD message cannot exceed it)."""
         return bool(self.o.size) and not cell.mode.all_sizes and "atomic" not in cell.tool \
             and cell.mode.conn != "UD"
 
-    def argv(self, cell, side, port):
+    def argv(self, cell: Cell, side: str, port: int) -> list[str]:
         name = cell.server if side == "server" else cell.client
         tool = os.path.join(self.bins[name], cell.tool)
         return ["sh", "-c", WRAP, "sh", tool] + self.tool_args(cell, side, port)
 
-    def describe_bins(self):
+    def describe_bins(self) -> None:
         """Each build's -V (of its first tool), asked once on the server end."""
         tool = self.cells[0].tool
         for name, d in self.bins.items():
-            rc, out, err = self.la.run("server", [os.path.join(d, tool), "-V"])
-            m = re.search(r"Version:\s*(\S+)", out + err)
+            assert isinstance(self.la, launchers.Launcher)
+            m = re.search(r"Version:\s*(\S+)", self.la.run("server", [os.path.join(d, tool), "-V"]).text)
             self.versions[name] = m.group(1) if m else None
 
-    def run_cell(self, i, cell):
+    def run_cell(self, i: int, cell: Cell) -> Record:
         port = self.o.port + i % runner.PORT_SPAN
         argv = {side: self.argv(cell, side, port) for side in launchers.SIDES}
         logs = {side: os.path.join(self.logs, f"{i + 1:04d}-{side}") for side in launchers.SIDES}
         t0 = time.monotonic()
+        assert isinstance(self.la, launchers.Launcher)
         res = launchers.run_pair(self.la, argv, logs, port, self.o.timeout,
                                  rdma_cm=cell.mode.cm == "R")
-        ends = {}
-        for side in launchers.SIDES:
-            text = ""
-            for ext in (".out", ".err"):
-                try:
-                    with open(logs[side] + ext, errors="replace") as f:
-                        text += f.read() + "\n"
-                except OSError:
-                    pass
-            ends[side] = verdict.End(res["rc"].get(side), res["late"].get(side, False), text)
+        ends = {"server": verdict.End(res.server.rc, res.server.late, res.server.text),
+                "client": verdict.End(res.client.rc, res.client.late, res.client.text)}
         exp = verdict.Expect(cell.tool, cell.mode.conn, self.iters(cell), cell.mode.qps,
                              cell.mode.all_sizes, SERVER_ROWS[cell.tool],
                              self.o.size if self.sized(cell) else None)
-        v = verdict.classify(ends["server"], ends["client"], exp, res["error"])
+        v = verdict.classify(ends["server"], ends["client"], exp, res.error)
         status, note = judge(cell.id, v, self.o.expect, self.o.flaky)
         rec = {"id": cell.id, "tool": cell.tool, "mode": cell.mode.name,
                "server": cell.server, "client": cell.client, "status": status,
                "reason": v.reason, "notes": v.notes, "note": note, "detail": v.detail,
                "elapsed_s": round(time.monotonic() - t0, 2), "port": port,
-               "harness_error": res["error"]}
+               "harness_error": res.error}
         for side, e in ends.items():
             rec[f"{side}_rc"] = verdict.exit_status(e.rc, e.text)
             rec[f"{side}_stopped"] = e.stopped
@@ -350,7 +365,7 @@ class Interop:
             rec[f"{side}_last"] = verdict.last_line(e.text)
         return rec
 
-    def document(self, started, skipped, total):
+    def document(self, started: str, skipped: Skipped, total: int) -> dict[str, Any]:
         line, counts = summary(self.records, total)
         return {"tool": "bench/interop", "started": started,
                 "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -365,7 +380,7 @@ class Interop:
                 "skipped": [{"tool": t, "mode": m, "why": w} for t, m, w in skipped],
                 "cells": self.records, "summary": {"line": line, **counts, "cells": total}}
 
-    def save(self, doc):
+    def save(self, doc: dict[str, Any]) -> None:
         tmp = os.path.join(self.out_dir, "interop.json.tmp")
         with open(tmp, "w") as f:
             json.dump(doc, f, indent=2)
@@ -377,7 +392,7 @@ class Interop:
                 w.writerow([json.dumps(r[k]) if isinstance(r[k], (list, dict)) else
                             ("" if r[k] is None else r[k]) for k in CSV_FIELDS])
 
-    def run(self, skipped):
+    def run(self, skipped: Skipped) -> dict[str, Any]:
         os.makedirs(self.logs, exist_ok=True)
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self.describe_bins()
@@ -396,7 +411,7 @@ class Interop:
         return self.document(started, skipped, total)
 
 
-def report(doc, pairs, out=sys.stdout):
+def report(doc: dict[str, Any], pairs: list[tuple[str, str]], out: IO[str] = sys.stdout) -> None:
     bins = ", ".join(f"{n} = {b['dir']} ({b['version'] or 'no -V'})"
                      for n, b in doc["binaries"].items())
     print(f"interop: {bins}; launcher {doc['launcher']['launcher']}", file=out)
@@ -414,7 +429,7 @@ def report(doc, pairs, out=sys.stdout):
 
 # --- command line ----------------------------------------------------------------------
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bench/interop", allow_abbrev=False,
         description="Run every ordered (server, client) pair of perftest builds for each "
@@ -458,7 +473,7 @@ def parser():
     return p
 
 
-def check_options(o):
+def check_options(o: argparse.Namespace) -> None:
     for name, v, lo, hi in (("--iters", o.iters, 5, 100000000),
                             ("--all-iters", o.all_iters, 5, 100000000),
                             ("--size", o.size, 1, 2147483647),
@@ -476,7 +491,8 @@ def check_options(o):
         raise InteropError("--hosts is for --launcher ssh")
 
 
-def check_bins(bins, tools, launcher_name, la=None):
+def check_bins(bins: dict[str, str], tools: list[str], launcher_name: str,
+               la: Optional[launchers.Ssh] = None) -> None:
     """Every tool of every build is an executable file, on this host (local,
     lab: the guests see the host's files) or on both ssh hosts."""
     need = [(n, os.path.join(d, t)) for n, d in bins.items() for t in tools]
@@ -494,19 +510,20 @@ def check_bins(bins, tools, launcher_name, la=None):
     else:
         script = 'for f; do [ -x "$f" ] || echo "$f"; done'
         missing = []
+        assert la is not None
         for side in launchers.SIDES:
-            rc, out, err = la.run(side, ["sh", "-c", script, "sh"] + [p for _, p in need])
-            if rc != 0:
+            done = la.run(side, ["sh", "-c", script, "sh"] + [p for _, p in need])
+            if done.rc != 0:
                 raise InteropError(f"ssh {la.hosts[side]}: cannot check the tools: "
-                                   f"{err.strip() or f'exit {rc}'}")
-            missing += [f"{la.hosts[side]}: {p}" for p in out.split()]
+                                   f"{done.err.strip() or f'exit {done.rc}'}")
+            missing += [f"{la.hosts[side]}: {p}" for p in done.out.split()]
         where = "on the ssh hosts"
     if missing:
         raise InteropError(f"missing or not executable {where}: " + ", ".join(missing[:8]) +
                            (f" and {len(missing) - 8} more" if len(missing) > 8 else ""))
 
 
-def main(argv, out=sys.stdout, err=sys.stderr):
+def main(argv: Sequence[str], out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
     o = parser().parse_args(argv)
     tmp = None
     try:
@@ -544,7 +561,7 @@ def main(argv, out=sys.stdout, err=sys.stderr):
         os.makedirs(out_dir, exist_ok=True)
         settings = {"server_addr": o.server_addr, "hosts": o.hosts, "remote_dir": None}
         la = launchers.make(o.launcher, out_dir, settings, o.lab_cmd, o.ssh_cmd)
-        if o.launcher == "ssh":
+        if isinstance(la, launchers.Ssh):
             check_bins(bins, used, "ssh", la)
         run = Interop(la, bins, cells, o, out_dir, err=err)
         try:
@@ -571,14 +588,25 @@ def main(argv, out=sys.stdout, err=sys.stderr):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def dry_run(cells, skipped, bins, o, out):
-    class _Addr:
-        name = o.launcher
+class Placeholder:
+    """What a dry run shows where the launcher's server address would go."""
 
-        @staticmethod
-        def server_addr():
-            return "<server address>"
-    show = Interop(_Addr, bins, cells, o, "")
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def server_addr(self) -> str:
+        return "<server address>"
+
+    def describe(self) -> dict[str, Any]:
+        return {"launcher": self.name}
+
+
+Addressed = Union[launchers.Launcher, Placeholder]
+
+
+def dry_run(cells: list[Cell], skipped: Skipped, bins: dict[str, str], o: argparse.Namespace,
+            out: IO[str]) -> int:
+    show = Interop(Placeholder(o.launcher), bins, cells, o, "")
     for t, m, why in skipped:
         print(f"n/a: {t} {m}: {why}", file=out)
     for i, c in enumerate(cells):

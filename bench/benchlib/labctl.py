@@ -6,18 +6,21 @@ server/client pair of any build across two nodes.
 The lab's own variables (PTLAB_DIR, PTLAB_NETNS, ...) are honoured as ci/lab
 honours them: every ci/lab call gets this process's environment, and the
 state files are read from the same PTLAB_DIR. Used by the lab tests
-(tests/lab/conftest.py) and the benchmarks (bench/benchlib/launchers.py)."""
+(tests/lab/conftest.py) and the benchmarks (bench/benchlib/launchers.py):
+run_command is the one way to run a short command, run_ends the one way
+to run a server/client pair, on lab nodes or any other End."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Mapping, Optional, Sequence
+from typing import IO, Callable, Mapping, Optional, Protocol, Sequence, Union
 
 TOP = Path(__file__).resolve().parents[2]   # the source tree
 TIMEOUT_RC = 124                            # ci/lab exec's code for "we stopped it"
@@ -67,12 +70,40 @@ def kill_group(proc: "subprocess.Popen[bytes]") -> None:
             continue
 
 
+# The RC ACK timeout of perftest runs in the lab (the tools' -u; docs/lab.md).
+# perftest's default, 14 (4.096 us * 2^14 = 67 ms), is shorter than the lab
+# link's queueing delay under load: rxe then retransmits packets that were
+# only late, and rxe 6.1 answers some duplicates of multi-packet sends with
+# NAKs (status 9 / 11 on the sender, 2 on the receiver). 20 is 4.3 s.
+QP_TIMEOUT = "20"
+PERFTEST_TOOL = re.compile(r"(^|/)ib_(send|write|read|atomic)_(bw|lat)$")
+
+
+def with_qp_timeout(argv: Sequence[str], timeout: str) -> list[str]:
+    """argv with "-u TIMEOUT" after the first perftest tool in it, unless the
+    run sets -u/--qp-timeout itself or timeout is "" or "default"."""
+    out = list(argv)
+    if timeout in ("", "default"):
+        return out
+    for i, word in enumerate(out):
+        if PERFTEST_TOOL.search(word):
+            if i and out[i - 1] == "-c":     # a shell's script: left alone
+                return out
+            rest = out[i + 1:]
+            if any(w == "-u" or w.startswith("--qp-timeout") or
+                   (w.startswith("-u") and w[2:].isdigit()) for w in rest):
+                return out
+            return out[:i + 1] + ["-u", timeout] + rest
+    return out
+
+
 class Lab:
     """One lab: ci/lab of the source tree top, run with env (default: ours)."""
 
-    def __init__(self, top: Path = TOP, env: Optional[Mapping[str, str]] = None) -> None:
+    def __init__(self, top: Path = TOP, env: Optional[Mapping[str, str]] = None,
+                 cmd: Optional[str] = None) -> None:
         self.top = top
-        self.cmd = str(top / "ci" / "lab")
+        self.cmd = cmd or str(top / "ci" / "lab")    # another ci/lab: bench/sweep --lab-cmd
         self.env = dict(os.environ if env is None else env)
         self.dir = Path(self.env.get("PTLAB_DIR") or "/var/tmp/ptlab")
         self.netns = self.env.get("PTLAB_NETNS") or "ptlab"
@@ -82,13 +113,7 @@ class Lab:
     # --- ci/lab --------------------------------------------------------------------
     def lab(self, *args: str, timeout: float = 120) -> Done:
         """ci/lab ARGS..., waited for (at most timeout s: then code 124)."""
-        argv = [self.cmd, *args]
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, errors="replace",
-                               timeout=timeout, env=self.env, stdin=subprocess.DEVNULL)
-            return Done(argv, p.returncode, p.stdout, p.stderr)
-        except subprocess.TimeoutExpired as e:
-            return Done(argv, TIMEOUT_RC, _text(e.stdout), _text(e.stderr) + f"\n(timed out after {timeout} s)")
+        return run_command([self.cmd, *args], timeout, env=self.env)
 
     def nodes(self) -> int:
         """How many nodes the running lab was booted with (0: none)."""
@@ -151,19 +176,15 @@ class Lab:
 
     # --- commands on nodes ---------------------------------------------------------
     def exec_argv(self, node: int, argv: Sequence[str], timeout: float = 300) -> list[str]:
+        argv = with_qp_timeout(argv, self.env.get("PTLAB_QP_TIMEOUT", QP_TIMEOUT))
         return [self.cmd, "exec", str(node), "--timeout", str(int(timeout)), "--", *argv]
 
     def exec(self, node: int, argv: Sequence[str], timeout: float = 300,
              cwd: Optional[str] = None) -> Done:
         """Run argv on node (ci/lab exec); our own bound is timeout + 30 s."""
-        full = self.exec_argv(node, argv, timeout)
-        try:
-            p = subprocess.run(full, capture_output=True, text=True, errors="replace",
-                               timeout=timeout + 30, env=self.env, cwd=cwd,
-                               stdin=subprocess.DEVNULL)
-            return Done(list(argv), p.returncode, p.stdout, p.stderr)
-        except subprocess.TimeoutExpired as e:
-            return Done(list(argv), TIMEOUT_RC, _text(e.stdout), _text(e.stderr))
+        d = run_command(self.exec_argv(node, argv, timeout), timeout + 30, env=self.env, cwd=cwd)
+        d.argv = list(argv)
+        return d
 
     def start(self, node: int, argv: Sequence[str], timeout: float, out: IO[bytes],
               err: IO[bytes] | int) -> "subprocess.Popen[bytes]":
@@ -193,16 +214,78 @@ def _text(b: object) -> str:
     return b if isinstance(b, str) else ""
 
 
-# --- a server/client pair ---------------------------------------------------------------
+def run_command(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]] = None,
+                cwd: Optional[str] = None) -> Done:
+    """Run argv here and wait for it (at most timeout s: then code 124, and
+    127 when it cannot start): the one way bench/ and the lab tests run a
+    short command, on this host, a lab node (ci/lab exec) or over ssh."""
+    try:
+        p = subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
+                           timeout=timeout, env=None if env is None else dict(env), cwd=cwd,
+                           stdin=subprocess.DEVNULL)
+        return Done(list(argv), p.returncode, p.stdout, p.stderr)
+    except subprocess.TimeoutExpired as e:
+        return Done(list(argv), TIMEOUT_RC, _text(e.stdout),
+                    _text(e.stderr) + f"\n(timed out after {timeout:g} s)")
+    except OSError as e:
+        return Done(list(argv), 127, "", str(e))
+
+
+# --- a server/client pair, on any two ends ---------------------------------------------
+
+@dataclass
+class Serving:
+    """A started server: its process, a cheap check that it listens, and
+    what to clean up once the pair is over."""
+    proc: "subprocess.Popen[bytes]"
+    listening: Callable[[], bool]
+    done: Callable[[], None] = lambda: None
+
+
+class End(Protocol):
+    """Where one end of a pair runs: a lab node (LabNode), this host or an
+    ssh host (bench/benchlib/launchers.py). Commands run in the background
+    in their own session, bounded by timeout on the far side too."""
+    where: str
+
+    def start(self, argv: Sequence[str], timeout: float, out: IO[bytes],
+              err: Union[IO[bytes], int]) -> "subprocess.Popen[bytes]": ...
+
+    def serve(self, argv: Sequence[str], port: int, timeout: float, out: IO[bytes],
+              err: Union[IO[bytes], int]) -> Serving: ...
+
+
+class LabNode:
+    """A lab node as an End: the server runs under ci/lab-serve, which marks
+    in the share when something listens on the port (TCP or rdma_cm), so
+    the host sees it without an exec of its own (~1 s under TCG)."""
+
+    def __init__(self, lab: Lab, node: int) -> None:
+        self.lab, self.node = lab, node
+        self.where = f"node {node}"
+
+    def start(self, argv: Sequence[str], timeout: float, out: IO[bytes],
+              err: Union[IO[bytes], int]) -> "subprocess.Popen[bytes]":
+        return self.lab.start(self.node, argv, timeout, out, err)
+
+    def serve(self, argv: Sequence[str], port: int, timeout: float, out: IO[bytes],
+              err: Union[IO[bytes], int]) -> Serving:
+        marker = self.lab.share() / f"listening.{port}.{os.getpid()}.{time.monotonic_ns()}"
+        marker.unlink(missing_ok=True)
+        serve = [str(self.lab.top / "ci" / "lab-serve"), str(marker), str(port), *argv]
+        proc = self.start(serve, timeout, out, err)
+        return Serving(proc, marker.exists, lambda: marker.unlink(missing_ok=True))
+
 
 @dataclass
 class Side:
-    """One end of a pair: where it ran, its command, exit code and output
-    (stdout and stderr together, as a person sees them)."""
+    """One end of a pair: where it ran, its command, exit code, whether we
+    had to stop it, and its output (stdout and stderr, as a person sees them)."""
     node: int
     argv: list[str]
     rc: Optional[int] = None
     text: str = ""
+    late: bool = False
 
 
 @dataclass
@@ -226,56 +309,102 @@ class Pair:
         return s
 
 
-def run_pair(lab: Lab, name: str, server: Sequence[str], client: Sequence[str], port: int,
-             workdir: Path, snode: int = 1, cnode: int = 2, timeout: float = 300,
-             listen_wait: float = 60, server_grace: float = 30) -> Pair:
-    """Run server on snode (with -p port), wait until it listens (ci/lab-serve
-    marks it in the share), then client on cnode with -p port and the
-    server's address appended. Waits for both (each bounded by timeout; the
-    server gets server_grace after its client); kills what is left."""
-    sargv = [*server, "-p", str(port)]
-    cargv = [*client, "-p", str(port), lab.addr(snode)]
-    pair = Pair(name, Side(snode, sargv), Side(cnode, cargv))
-    safe = name.replace("/", "-")
-    marker = lab.share() / f"listening.{safe}.{port}.{os.getpid()}"
-    workdir.mkdir(parents=True, exist_ok=True)
-    sfile, cfile = workdir / f"{safe}.srv", workdir / f"{safe}.cli"
-    pair.files = {"server": sfile, "client": cfile}
-    marker.unlink(missing_ok=True)
-    serve = [str(lab.top / "ci" / "lab-serve"), str(marker), str(port), *sargv]
-    procs: list["subprocess.Popen[bytes]"] = []
+@dataclass
+class Timing:
+    """The bounds of a pair, in seconds."""
+    timeout: float = 300          # each end's own bound (the far side enforces it too)
+    listen_wait: float = 60       # how long the server may take to listen
+    server_grace: float = 30      # how long the server may outlive a client that exited 0
+    failed_grace: float = 30      # ... a client that failed (it may wait for it forever)
+    slack: float = 30             # our wait beyond timeout, so the far side's bound acts first
+
+
+def _wait(proc: "subprocess.Popen[bytes]", seconds: float) -> tuple[int, bool]:
+    """(exit code, late): late when proc had to be stopped (code 124)."""
     try:
-        with open(sfile, "wb") as so:
-            sp = lab.start(snode, serve, timeout, so, subprocess.STDOUT)
-        procs.append(sp)
-        deadline = time.monotonic() + listen_wait
-        while not marker.exists() and sp.poll() is None and time.monotonic() < deadline:
+        return proc.wait(max(0.0, seconds)), False
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        return TIMEOUT_RC, True
+
+
+def _open_logs(out: Path, err: Optional[Path]) -> tuple[IO[bytes], Union[IO[bytes], int]]:
+    o = open(out, "wb")
+    return o, (open(err, "wb") if err else subprocess.STDOUT)
+
+
+def _read_logs(out: Path, err: Optional[Path]) -> str:
+    text = out.read_text(errors="replace") if out.exists() else ""
+    if err and err.exists():
+        text += "\n" + err.read_text(errors="replace")
+    return text
+
+
+def run_ends(pair: Pair, server: End, client: End, port: int,
+             logs: Mapping[str, tuple[Path, Optional[Path]]], timing: Timing) -> Pair:
+    """Run pair.server.argv on server, wait until it listens on port, then
+    pair.client.argv on client; wait for both (the client timeout + slack,
+    the server then its grace), stop what is left. logs["server"|"client"]
+    = (stdout file, stderr file or None for both in one). Fills the sides'
+    exit codes, late flags and output, and pair.error."""
+    files = {side: _open_logs(*logs[side]) for side in ("server", "client")}
+    procs: list["subprocess.Popen[bytes]"] = []
+    srv: Optional[Serving] = None
+    try:
+        t0 = time.monotonic()
+        srv = server.serve(pair.server.argv, port, timing.timeout, *files["server"])
+        procs.append(srv.proc)
+        deadline = t0 + min(timing.listen_wait, timing.timeout)
+        while not srv.listening() and srv.proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        if not marker.exists():
-            pair.error = f"nothing listens on port {port} on node {snode}"
-            kill_group(sp)
+        if not srv.listening():
+            exited = srv.proc.poll()
+            pair.error = (f"server exited ({exited}) before listening on port {port} on "
+                          f"{server.where}" if exited is not None else
+                          f"nothing listens on port {port} on {server.where} "
+                          f"after {time.monotonic() - t0:.0f} s")
+            pair.server.late = exited is None
+            kill_group(srv.proc)
+            pair.server.rc = srv.proc.wait()
+            if exited is not None and exited != 0:
+                pair.error = None   # its exit code and its last line say more
         else:
-            marker.unlink(missing_ok=True)
-            with open(cfile, "wb") as co:
-                cp = lab.start(cnode, cargv, timeout, co, subprocess.STDOUT)
-                procs.append(cp)
-                try:
-                    pair.client.rc = cp.wait(timeout + 30)
-                except subprocess.TimeoutExpired:
-                    pair.error = f"client still running after {timeout + 30} s"
-                    kill_group(cp)
-                    pair.client.rc = TIMEOUT_RC
-        try:
-            pair.server.rc = sp.wait(server_grace if pair.client.rc is not None else 5)
-        except subprocess.TimeoutExpired:
-            pair.error = pair.error or f"server still running {server_grace} s after its client"
-            kill_group(sp)
-            pair.server.rc = TIMEOUT_RC if sp.returncode is None else sp.returncode
+            cp = client.start(pair.client.argv, timing.timeout, *files["client"])
+            procs.append(cp)
+            pair.client.rc, pair.client.late = _wait(cp, timing.timeout + timing.slack)
+            if pair.client.late:
+                pair.error = f"client timed out after {timing.timeout:g} s"
+            grace = timing.server_grace if pair.client.rc == 0 else timing.failed_grace
+            pair.server.rc, pair.server.late = _wait(srv.proc, grace)
+            if pair.server.late and not pair.error and pair.client.rc == 0:
+                pair.error = f"server still running {grace:g} s after the client ended"
+    except OSError as e:
+        pair.error = f"cannot start: {e}"
     finally:
         for p in procs:
             kill_group(p)
-        marker.unlink(missing_ok=True)
-    pair.server.text = sfile.read_text(errors="replace")
-    if cfile.exists():
-        pair.client.text = cfile.read_text(errors="replace")
+        for out, err in files.values():
+            out.close()
+            if not isinstance(err, int):
+                err.close()
+        if srv is not None:
+            srv.done()
+    pair.server.text = _read_logs(*logs["server"])
+    pair.client.text = _read_logs(*logs["client"])
     return pair
+
+
+def run_pair(lab: Lab, name: str, server: Sequence[str], client: Sequence[str], port: int,
+             workdir: Path, snode: int = 1, cnode: int = 2, timeout: float = 300,
+             listen_wait: float = 60, server_grace: float = 30) -> Pair:
+    """Run server on snode (with -p port), then client on cnode with -p port
+    and the server's address appended (run_ends); outputs in workdir,
+    NAME.srv and NAME.cli, stdout and stderr together."""
+    pair = Pair(name, Side(snode, [*server, "-p", str(port)]),
+                Side(cnode, [*client, "-p", str(port), lab.addr(snode)]))
+    safe = name.replace("/", "-")
+    workdir.mkdir(parents=True, exist_ok=True)
+    pair.files = {"server": workdir / f"{safe}.srv", "client": workdir / f"{safe}.cli"}
+    logs = {side: (path, None) for side, path in pair.files.items()}
+    timing = Timing(timeout, listen_wait, server_grace, server_grace, 30)
+    return run_ends(pair, LabNode(lab, snode), LabNode(lab, cnode), port, logs, timing)

@@ -2,10 +2,13 @@
 """The sweep matrix: parsing the 'key = item, item' file, checking every
 value, and expanding axes into runs (skipping combinations the tools refuse)."""
 
+from __future__ import annotations
+
 import csv
 import itertools
 import re
 import shlex
+from typing import Any, Callable, Optional, Union
 
 from . import placement
 
@@ -16,10 +19,14 @@ TOOL_RE = re.compile(r"ib_(send|write|read|atomic)_(bw|lat)")
 CONNS = ("RC", "UC", "UD", "XRC", "DC", "SRD")
 
 # Settings: one value each. name -> (parser, default)
+Value = Any                       # an item or setting as parsed: int, str or None
+Parser = Callable[[str], Value]
+Run = dict[str, Any]              # one run: axis values, iters, duration, repeat
+Raw = dict[str, tuple[str, str]]  # key -> (text, where it was given)
 
 
-def _int_range(lo, hi):
-    def parse(v):
+def _int_range(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(v: str) -> int:
         if not re.fullmatch(r"\d+", v):
             raise ValueError(f"'{v}' is not a whole number")
         n = int(v)
@@ -29,7 +36,7 @@ def _int_range(lo, hi):
     return parse
 
 
-def _size(v):
+def _size(v: str) -> Union[int, str]:
     if v == "all":
         return "all"
     m = re.fullmatch(r"(\d+)([KM]?)", v)
@@ -41,43 +48,43 @@ def _size(v):
     return n
 
 
-def _tool(v):
+def _tool(v: str) -> str:
     if not TOOL_RE.fullmatch(v):
         raise ValueError(f"unknown tool '{v}' (ib_send_bw, ib_write_lat, ...)")
     return v
 
 
-def _conn(v):
+def _conn(v: str) -> str:
     if v.upper() not in CONNS:
         raise ValueError(f"unknown connection type '{v}' ({', '.join(CONNS)})")
     return v.upper()
 
 
-def _post_api(v):
+def _post_api(v: str) -> str:
     if v not in ("new", "old"):
         raise ValueError(f"post_api is new (ibv_wr_*) or old (ibv_post_send), not '{v}'")
     return v
 
 
-def _placement(v):
+def _placement(v: str) -> str:
     return placement.check_spec(v)
 
 
-def _text(v):
+def _text(v: str) -> str:
     return v
 
 
-def _extra(v):
+def _extra(v: str) -> str:
     shlex.split(v)  # refuses unbalanced quotes
     return v
 
 
-LISTS = {
+LISTS: dict[str, Parser] = {
     "tool": _tool, "size": _size, "qps": _int_range(1, 16384), "conn": _conn,
     "post_api": _post_api, "placement": _placement,
     "iters": _int_range(5, 100000000), "duration": _int_range(1, 86400),
 }
-SETTINGS = {
+SETTINGS: dict[str, tuple[Parser, Value]] = {
     "device": (_text, None), "peer_device": (_text, None),
     "ib_port": (_int_range(1, 255), 1), "gid_index": (_int_range(0, 255), None),
     "port": (_int_range(1024, 65000), 18515), "extra": (_extra, ""),
@@ -85,7 +92,7 @@ SETTINGS = {
     "bindir": (_text, None), "peer_bindir": (_text, None),
     "server_addr": (_text, None), "hosts": (_text, None), "remote_dir": (_text, None),
 }
-DEFAULTS = {"tool": ["ib_send_bw"], "size": [None], "qps": [1], "conn": ["RC"],
+DEFAULTS: dict[str, list[Value]] = {"tool": ["ib_send_bw"], "size": [None], "qps": [1], "conn": ["RC"],
             "post_api": ["new"], "placement": ["none"]}
 
 
@@ -93,7 +100,7 @@ class MatrixError(Exception):
     """A bad matrix file or option; the text names the key (and line)."""
 
 
-def split_items(value):
+def split_items(value: str) -> list[str]:
     """'a, b, "c,d"' -> ['a', 'b', 'c,d'] (quote an item holding a comma)."""
     try:
         row = next(csv.reader([value], skipinitialspace=True, strict=True))
@@ -105,10 +112,10 @@ def split_items(value):
     return items
 
 
-def parse_text(text, origin="matrix"):
+def parse_text(text: str, origin: str = "matrix") -> Raw:
     """The file's 'key = value' lines -> {key: raw value}. '#' starts a comment
     line; '[section]' lines are allowed and ignored."""
-    raw = {}
+    raw: Raw = {}
     for num, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("#") or re.fullmatch(r"\[[\w.-]+\]", s):
@@ -128,9 +135,10 @@ def parse_text(text, origin="matrix"):
     return raw
 
 
-def build(raw):
+def build(raw: Raw) -> "Matrix":
     """{key: (value, where)} -> Matrix, checking every item."""
-    lists, settings = {}, {}
+    lists: dict[str, list[Value]] = {}
+    settings: dict[str, Value] = {}
     for key, (value, where) in raw.items():
         try:
             if key in LISTS:
@@ -145,22 +153,23 @@ def build(raw):
 
 
 class Matrix:
-    def __init__(self, lists, settings):
-        self.lists = {k: lists.get(k, DEFAULTS.get(k)) for k in LISTS}
-        self.settings = {k: settings.get(k, d) for k, (_, d) in SETTINGS.items()}
+    def __init__(self, lists: dict[str, list[Value]], settings: dict[str, Value]) -> None:
+        self.lists: dict[str, Optional[list[Value]]] = {k: lists.get(k, DEFAULTS.get(k)) for k in LISTS}
+        self.settings: dict[str, Value] = {k: settings.get(k, d) for k, (_, d) in SETTINGS.items()}
         self.given = set(lists) | set(settings)
 
-    def axis(self, name):
+    def axis(self, name: str) -> list[Value]:
         if name == "length":
-            out = [("iters", n) for n in self.lists["iters"] or []]
+            out: list[Value] = [("iters", n) for n in self.lists["iters"] or []]
             out += [("duration", d) for d in self.lists["duration"] or []]
             return out or [(None, None)]
-        return self.lists[name]
+        return self.lists[name] or []
 
-    def expand(self):
+    def expand(self) -> tuple[list[Run], list[tuple[Run, str]]]:
         """(runs, skipped): runs are dicts of axis values plus 'repeat';
         skipped are (combination, reason) the tools would refuse."""
-        runs, skipped = [], []
+        runs: list[Run] = []
+        skipped: list[tuple[Run, str]] = []
         for combo in itertools.product(*(self.axis(a) for a in AXES)):
             r = dict(zip(AXES, combo))
             r["iters"] = r["length"][1] if r["length"][0] == "iters" else None
@@ -175,9 +184,12 @@ class Matrix:
         return runs, skipped
 
 
-def refusal(r):
+def refusal(r: Run) -> Optional[str]:
     """Why the tools would refuse this combination (docs/upstream-behaviour.md §2), or None."""
-    verb, kind = TOOL_RE.fullmatch(r["tool"]).groups()
+    m = TOOL_RE.fullmatch(r["tool"])
+    if m is None:
+        return f"unknown tool '{r['tool']}'"
+    verb, kind = m.groups()
     if r["conn"] == "UD" and verb != "send":
         return f"{r['tool']} does not run UD (send tools only)"
     if r["conn"] == "UC" and verb in ("read", "atomic"):
@@ -191,7 +203,7 @@ def refusal(r):
     return None
 
 
-def label(r):
+def label(r: Run) -> str:
     """Short text of a run's configuration, for progress lines."""
     parts = [r["tool"], r["conn"], f"q{r['qps']}", r["post_api"], r["placement"]]
     if r.get("iters") is not None:
@@ -202,10 +214,11 @@ def label(r):
     return " ".join(parts)
 
 
-def tool_args(r, s, side, json_path, port, server_addr):
+def tool_args(r: Run, s: dict[str, Value], side: str, json_path: str, port: int,
+              server_addr: str) -> list[str]:
     """The tool's arguments (without numactl or the binary) for one end."""
     dev = s["device"] if side == "client" else (s["peer_device"] or s["device"])
-    a = []
+    a: list[str] = []
     if dev:
         a += ["-d", dev]
     if s["ib_port"] != 1:

@@ -2,10 +2,15 @@
 """Reading bench/nicinfo's JSON: pick a device and port, flatten what a
 dataset row records about one end, and the physical limit of a pair."""
 
+from __future__ import annotations
+
 import json
+from typing import Any, Optional
+
+Doc = dict[str, Any]        # a JSON object of nicinfo's
 
 
-def parse(text):
+def parse(text: str) -> Doc:
     """nicinfo's stdout -> its document; ValueError with the reason otherwise."""
     try:
         doc = json.loads(text)
@@ -13,15 +18,16 @@ def parse(text):
         raise ValueError(f"nicinfo printed no JSON ({e})") from None
     if not isinstance(doc, dict) or "host" not in doc or "devices" not in doc:
         raise ValueError("nicinfo JSON lacks 'host'/'devices'")
-    return doc
+    out: Doc = doc
+    return out
 
 
-def device(doc, name):
+def device(doc: Optional[Doc], name: Optional[str]) -> Optional[Doc]:
     """The device object called name; None if absent (or doc is None). With
     name None, the only device (None if there are zero or several)."""
     if not doc:
         return None
-    devs = doc.get("devices") or []
+    devs: list[Doc] = doc.get("devices") or []
     if name is None:
         return devs[0] if len(devs) == 1 else None
     for d in devs:
@@ -30,28 +36,30 @@ def device(doc, name):
     return None
 
 
-def port(dev, num):
-    for p in (dev or {}).get("ports") or []:
+def port(dev: Optional[Doc], num: int) -> Optional[Doc]:
+    ports: list[Doc] = (dev or {}).get("ports") or []
+    for p in ports:
         if p.get("port") == num:
             return p
     return None
 
 
-def _link_text(link):
+def _link_text(link: Optional[Doc]) -> Optional[str]:
     if not link:
         return None
     return f"{link['speed_gts']:g} GT/s x{link['width']}"
 
 
-def describe(doc, dev_name, port_num, error=None):
+def describe(doc: Optional[Doc], dev_name: Optional[str], port_num: int,
+             error: Optional[str] = None) -> Doc:
     """Flat metadata of one end: host, kernel, device, fw, port, PCIe, NUMA,
     physical limit. Unknown values are None; 'nic_error' says why."""
-    host = (doc or {}).get("host") or {}
+    host: Doc = (doc or {}).get("host") or {}
     dev = device(doc, dev_name)
     p = port(dev, port_num)
-    pci = (dev or {}).get("pci") or {}
-    link = pci.get("link") or {}
-    out = {
+    pci: Doc = (dev or {}).get("pci") or {}
+    link: Doc = pci.get("link") or {}
+    out: Doc = {
         "host": host.get("hostname"), "kernel": host.get("kernel"),
         "device": dev_name if dev is None else dev.get("device"),
         "fw_ver": (dev or {}).get("fw_ver"), "node_guid": (dev or {}).get("node_guid"),
@@ -80,16 +88,16 @@ def describe(doc, dev_name, port_num, error=None):
     return out
 
 
-def pair_limit(client, server):
+def pair_limit(client: Doc, server: Doc) -> tuple[Optional[float], str]:
     """(limit Gb/s, reason): the smaller of both ends' limits when both are
     known; else (None, why)."""
-    missing = {}
+    missing: dict[str, list[str]] = {}
     for side, d in (("client", client), ("server", server)):
         if d.get("limit_gbps") is None:
             why = f"{d.get('device')}: {d.get('limit_reason') or d.get('nic_error') or 'unknown'}"
             missing.setdefault(why, []).append(side)
     if missing:
         return None, "; ".join(f"{' and '.join(sides)} {why}" for why, sides in missing.items())
-    lim = min(client["limit_gbps"], server["limit_gbps"])
+    lim: float = min(client["limit_gbps"], server["limit_gbps"])
     which = "client" if client["limit_gbps"] <= server["limit_gbps"] else "server"
     return lim, f"{which} {(client if which == 'client' else server)['limit_reason']}"

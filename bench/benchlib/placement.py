@@ -2,14 +2,19 @@
 """CPU/memory placement: CPU lists, and placement specs resolved against a
 host's topology (as printed by bench/nicinfo) into a numactl prefix."""
 
+from __future__ import annotations
+
 import re
+from typing import Any, Iterable, Optional
+
+Doc = dict[str, Any]        # a JSON object of nicinfo's (host, device)
 
 
 class PlacementError(Exception):
     """A placement that cannot be honoured on this host; the text says why."""
 
 
-def parse_cpulist(text):
+def parse_cpulist(text: Optional[str]) -> list[int]:
     """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's list format).
     An empty text is an empty list (a memory-only NUMA node)."""
     if text is None:
@@ -17,7 +22,7 @@ def parse_cpulist(text):
     text = text.strip()
     if not text:
         return []
-    cpus = set()
+    cpus: set[int] = set()
     for item in text.split(","):
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", item.strip())
         if not m:
@@ -32,10 +37,10 @@ def parse_cpulist(text):
     return sorted(cpus)
 
 
-def format_cpulist(cpus):
+def format_cpulist(cpu_set: Iterable[int]) -> str:
     """[0, 1, 2, 3, 8] -> '0-3,8'."""
     out = []
-    cpus = sorted(set(cpus))
+    cpus = sorted(set(cpu_set))
     i = 0
     while i < len(cpus):
         j = i
@@ -49,7 +54,7 @@ def format_cpulist(cpus):
 MODES = ("none", "nic-local", "remote-node")
 
 
-def check_spec(spec):
+def check_spec(spec: str) -> str:
     """Validate a placement spec before any run: 'none', 'nic-local',
     'remote-node' or 'cpus:LIST'. Returns the spec; raises ValueError."""
     if spec in MODES:
@@ -64,10 +69,10 @@ def check_spec(spec):
 class Topology:
     """NUMA nodes and online CPUs of one host, from nicinfo's "host" object."""
 
-    def __init__(self, host):
-        self.name = host.get("hostname") or "?"
-        self.nodes = {}
-        self.distance = {}
+    def __init__(self, host: Doc) -> None:
+        self.name: str = host.get("hostname") or "?"
+        self.nodes: dict[int, list[int]] = {}
+        self.distance: dict[int, list[int]] = {}
         for n in host.get("numa_nodes") or []:
             self.nodes[n["node"]] = parse_cpulist(n.get("cpulist") or "")
             dist = (n.get("distance") or "").split()
@@ -76,27 +81,27 @@ class Topology:
         online = host.get("online_cpus")
         self.online = parse_cpulist(online) if online else None
 
-    def node_of(self, cpu):
+    def node_of(self, cpu: int) -> Optional[int]:
         for node, cpus in self.nodes.items():
             if cpu in cpus:
                 return node
         return None
 
-    def by_distance(self, home, candidates):
+    def by_distance(self, home: int, candidates: list[int]) -> list[int]:
         """Candidates nearest to node home first (node id order when unknown)."""
         row = self.distance.get(home)
         ids = sorted(self.nodes)
 
-        def key(n):
+        def key(n: int) -> tuple[int, int]:
             if row and n in ids and ids.index(n) < len(row):
                 return (row[ids.index(n)], n)
             return (0, n)
         return sorted(candidates, key=key)
 
 
-def _nic_node(topo, dev, mode):
+def _nic_node(topo: Topology, dev: Doc, mode: str) -> tuple[int, Optional[str]]:
     """The NIC's NUMA node, or node 0 when it reports none on a one-node host."""
-    node = dev.get("numa_node")
+    node: Optional[int] = dev.get("numa_node")
     if node is not None:
         if node not in topo.nodes:
             raise PlacementError(f"{mode}: {dev['device']} is on NUMA node {node}, which "
@@ -110,16 +115,16 @@ def _nic_node(topo, dev, mode):
                          f"{len(topo.nodes)} NUMA nodes: give an explicit cpus:LIST")
 
 
-def _online(topo, cpus):
+def _online(topo: Topology, cpus: list[int]) -> list[int]:
     return [c for c in cpus if topo.online is None or c in topo.online]
 
 
-def resolve(spec, host, dev):
+def resolve(spec: str, host: Doc, dev: Optional[Doc]) -> Doc:
     """Resolve spec for one end. host: nicinfo's "host" object; dev: its
     device object (may be None for 'none' and 'cpus:'). Returns the record of
     the placement used: mode, cpus, mems, nic_numa_node, note, numactl (argv)."""
     check_spec(spec)
-    rec = {"spec": spec, "mode": spec.split(":")[0], "cpus": None, "mems": None,
+    rec: Doc = {"spec": spec, "mode": spec.split(":")[0], "cpus": None, "mems": None,
            "nic_numa_node": None, "note": None, "numactl": []}
     if spec == "none":
         return rec
@@ -133,7 +138,7 @@ def resolve(spec, host, dev):
         if missing:
             raise PlacementError(f"{spec}: host {topo.name} has no online CPU "
                                  f"{format_cpulist(missing)} (online: {format_cpulist(topo.online or [])})")
-        mems = sorted({topo.node_of(c) for c in cpus})
+        mems = sorted({n for n in (topo.node_of(c) for c in cpus) if n is not None})
     else:
         if dev is None:
             raise PlacementError(f"{spec}: no device information for host {topo.name}")
@@ -159,7 +164,7 @@ def resolve(spec, host, dev):
     return rec
 
 
-def summary(rec):
+def summary(rec: Optional[Doc]) -> Optional[str]:
     """One line for the dataset: 'nic-local: cpus 0-1 mem 0'."""
     if rec is None:
         return None

@@ -2,12 +2,15 @@
 """bench/plot: gnuplot PNGs from a dataset, one line per configuration:
 BW vs size, message rate vs size, latency percentiles vs size."""
 
+from __future__ import annotations
+
 import argparse
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+from typing import Sequence
 
 from . import dataset
 
@@ -19,40 +22,37 @@ class PlotError(Exception):
     pass
 
 
-def series(rows):
+Series = dict[str, dict[dataset.ConfigKey, list[tuple[int, float]]]]
+
+
+def series(rows: list[dataset.Row]) -> Series:
     """{metric: {config: [(size, median value)]}} over the ok rows."""
-    acc = {}
-    for row in rows:
-        if row.get("status") != "ok":
-            continue
-        key = dataset.config_key(row)
-        for size, bw, rate, lat in dataset.points(row):
-            vals = {"bw": bw, "rate": rate, **lat}
-            for metric, v in vals.items():
-                if v is not None:
-                    acc.setdefault(metric, {}).setdefault(key, {}).setdefault(size, []).append(v)
+    acc: dict[str, dict[dataset.ConfigKey, dict[int, list[float]]]] = {}
+    for key, size, metric, v in dataset.values(rows):
+        acc.setdefault(metric, {}).setdefault(key, {}).setdefault(size, []).append(v)
     return {m: {k: sorted((s, statistics.median(v)) for s, v in by.items())
                 for k, by in cfgs.items()}
             for m, cfgs in acc.items()}
 
 
-def _q(text):
+def _q(text: str) -> str:
     """A gnuplot double-quoted string."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _sq(path):
+def _sq(path: str) -> str:
     """A gnuplot single-quoted string (a quote is written twice)."""
     return "'" + path.replace("'", "''") + "'"
 
 
-def _terminal():
+def _terminal() -> str:
     p = subprocess.run(["gnuplot", "-e", "set terminal pngcairo"], capture_output=True,
                        text=True)
     return "pngcairo" if p.returncode == 0 and not p.stderr.strip() else "png"
 
 
-def _plot_cmd(datadir, metric, cfgs, names):
+def _plot_cmd(datadir: str, metric: str, cfgs: dict[dataset.ConfigKey, list[tuple[int, float]]],
+              names: dict[dataset.ConfigKey, int]) -> str:
     parts = []
     for i, key in enumerate(sorted(cfgs, key=str)):
         path = os.path.join(datadir, f"{metric}-{names.setdefault(key, len(names))}.dat")
@@ -65,11 +65,12 @@ def _plot_cmd(datadir, metric, cfgs, names):
     return "plot " + ", \\\n     ".join(parts) + "\n"
 
 
-def script(out_dir, data, term):
+def script(out_dir: str, data: Series, term: str) -> tuple[str, list[str]]:
     """(gnuplot script, [png paths]) for what data holds."""
     datadir = os.path.join(out_dir, "data")
     os.makedirs(datadir, exist_ok=True)
-    names, pngs = {}, []
+    names: dict[dataset.ConfigKey, int] = {}
+    pngs: list[str] = []
     head = (f"set terminal {term} size 1100,650 noenhanced\n"
             "set logscale x 2\nset grid\nset key below\n"
             "set xlabel 'message size [bytes]'\nset format x '%.0f'\nset xtics rotate by -45\n")
@@ -96,7 +97,7 @@ def script(out_dir, data, term):
     return s, pngs
 
 
-def plot(rows, out_dir):
+def plot(rows: list[dataset.Row], out_dir: str) -> list[str]:
     """Write the PNGs (and plots.gp, data/) into out_dir; returns the PNG paths."""
     if not shutil.which("gnuplot"):
         raise PlotError("gnuplot not found: install the Debian package gnuplot-nox (ci/deps)")
@@ -119,7 +120,7 @@ def plot(rows, out_dir):
     return pngs
 
 
-def main(argv):
+def main(argv: Sequence[str]) -> int:
     ap = argparse.ArgumentParser(prog="bench/plot",
                                  description="PNG plots of a sweep dataset (gnuplot).")
     ap.add_argument("dataset", help="dataset.jsonl, dataset.csv or a sweep output directory")

@@ -3,25 +3,28 @@
 run resolve placements, start the server, wait for its port, run the client,
 collect both JSON files and write one dataset row, failed or not."""
 
+from __future__ import annotations
+
 import json
 import os
 import re
 import shlex
 import sys
 import time
+from typing import IO, Any, Optional
 
 from . import dataset, matrix, nic, placement
-from .launchers import SIDES, run_pair
+from .launchers import SIDES, Launcher, run_pair
 
 PORT_SPAN = 500           # runs rotate over port .. port + PORT_SPAN - 1
 
 
-def hms(s):
-    s = int(s)
+def hms(seconds: float) -> str:
+    s = int(seconds)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
-def last_line(path):
+def last_line(path: str) -> Optional[str]:
     """Last non-empty line of a log file (where tools print their error)."""
     try:
         with open(path, errors="replace") as f:
@@ -32,30 +35,32 @@ def last_line(path):
 
 
 class Sweep:
-    def __init__(self, mx, launcher, out_dir, nicinfo_path, bindir, peer_bindir,
-                 out=sys.stdout):
+    def __init__(self, mx: matrix.Matrix, launcher: Launcher, out_dir: str, nicinfo_path: str,
+                 bindir: str, peer_bindir: Optional[str], out: IO[str] = sys.stdout) -> None:
         self.mx, self.s = mx, mx.settings
         self.launcher = launcher
         self.out_dir = out_dir
         self.nicinfo_path = nicinfo_path
         self.bins = {"client": bindir, "server": peer_bindir or bindir}
         self.out = out
-        self.versions = {}
-        self.nics = {}
-        self.devices = {"client": self.s["device"],
+        self.versions: dict[tuple[str, str], Optional[str]] = {}
+        self.nics: dict[str, tuple[Optional[nic.Doc], Optional[str]]] = {}
+        self.devices: dict[str, Optional[str]] = {"client": self.s["device"],
                         "server": self.s["peer_device"] or self.s["device"]}
 
-    def say(self, text):
+    def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
     # --- once per sweep -----------------------------------------------------------
-    def describe_ends(self):
+    def describe_ends(self) -> None:
         """nicinfo on both ends: {side: (doc, error)}."""
         for side in SIDES:
             dev = self.devices[side]
             argv = [self.nicinfo_path] + ([dev] if dev else [])
-            rc, out, err = self.launcher.run(side, argv)
-            doc, error = None, None
+            done = self.launcher.run(side, argv)
+            rc, out, err = done.rc, done.out, done.err
+            doc: Optional[nic.Doc] = None
+            error: Optional[str] = None
             try:
                 doc = nic.parse(out)
             except ValueError as e:
@@ -72,17 +77,17 @@ class Sweep:
             if error:
                 self.say(f"note: {side} end: {error}")
 
-    def version(self, side, tool):
+    def version(self, side: str, tool: str) -> Optional[str]:
         """The tool's -V answer ('Version: X' -> X), cached; None if none."""
         key = (side, tool)
         if key not in self.versions:
-            rc, out, err = self.launcher.run(side, [os.path.join(self.bins[side], tool), "-V"])
-            m = re.search(r"Version:\s*(\S+)", out + err)
+            done = self.launcher.run(side, [os.path.join(self.bins[side], tool), "-V"])
+            m = re.search(r"Version:\s*(\S+)", done.text)
             self.versions[key] = m.group(1) if m else None
         return self.versions[key]
 
     # --- one run ------------------------------------------------------------------------
-    def _place(self, side, spec):
+    def _place(self, side: str, spec: str) -> dict[str, Any]:
         doc, _ = self.nics[side]
         if spec == "none":
             return placement.resolve(spec, {}, None)
@@ -95,7 +100,7 @@ class Sweep:
                                            f"end ({self.nics[side][1]})")
         return placement.resolve(spec, doc["host"], dev)
 
-    def execute(self, idx, run):
+    def execute(self, idx: int, run: matrix.Run) -> dataset.Row:
         """Run one configuration; returns its dataset row."""
         run_id = f"{idx + 1:04d}"
         row = dataset.empty_row()
@@ -112,7 +117,8 @@ class Sweep:
             row.update(status="failed", error=f"placement: {e}", elapsed_s=0.0)
             return row
         port = self.s["port"] + idx % PORT_SPAN
-        argv, logs = {}, {}
+        argv: dict[str, list[str]] = {}
+        logs: dict[str, str] = {}
         for side in SIDES:
             jp = self.launcher.json_path(side, run_id)
             self.launcher.clear(side, jp)
@@ -139,8 +145,8 @@ class Sweep:
         row["error"] = error
         return row
 
-    def _fill_ends(self, row, tool):
-        ends = {}
+    def _fill_ends(self, row: dataset.Row, tool: str) -> None:
+        ends: dict[str, nic.Doc] = {}
         for side in SIDES:
             doc, err = self.nics[side]
             ends[side] = nic.describe(doc, self.devices[side], self.s["ib_port"], err)
@@ -157,13 +163,14 @@ class Sweep:
             row["peer_" + k] = sv.get(k)
         row["limit_gbps"], row["bw_pct_reason"] = nic.pair_limit(c, sv)
 
-    def _run_pair(self, argv, logs, port):
+    def _run_pair(self, argv: dict[str, list[str]], logs: dict[str, str],
+                  port: int) -> tuple[dict[str, Optional[int]], Optional[str]]:
         """Start the server, wait for its port, run the client. ({side: rc}, error)."""
         cm = re.search(r"(^|\s)(-R|--rdma_cm)(\s|$)", self.s["extra"]) is not None
         res = run_pair(self.launcher, argv, logs, port, self.s["timeout"], rdma_cm=cm)
-        return res["rc"], res["error"]
+        return {"server": res.server.rc, "client": res.client.rc}, res.error
 
-    def _collect(self, side, run_id):
+    def _collect(self, side: str, run_id: str) -> tuple[Optional[dataset.Row], Optional[str]]:
         """(JSON document, problem) of side's --out_json file; keeps a copy."""
         path = self.launcher.json_path(side, run_id)
         text = self.launcher.fetch(side, path)
@@ -182,7 +189,8 @@ class Sweep:
         return doc, None
 
     @staticmethod
-    def _first_error(rcs, row, docs):
+    def _first_error(rcs: dict[str, Optional[int]], row: dataset.Row,
+                     docs: dict[str, tuple[Optional[dataset.Row], Optional[str]]]) -> Optional[str]:
         for side in ("client", "server"):
             rc = rcs.get(side)
             if rc not in (None, 0):
@@ -193,7 +201,7 @@ class Sweep:
         return docs["client"][1]
 
     @staticmethod
-    def _percent(row):
+    def _percent(row: dataset.Row) -> None:
         lim, bw = row["limit_gbps"], row["bw_gbps"]
         if bw is None:
             row["bw_pct_reason"] = "no BW result"
@@ -201,7 +209,7 @@ class Sweep:
             row["bw_pct_of_limit"] = round(100.0 * bw / lim, 2)
 
     # --- the loop -------------------------------------------------------------------------
-    def run(self, runs, skipped):
+    def run(self, runs: list[matrix.Run], skipped: list[tuple[matrix.Run, str]]) -> int:
         os.makedirs(os.path.join(self.out_dir, "runs"), exist_ok=True)
         self.launcher.prepare()   # may refuse (LauncherError) before any file exists
         writer = dataset.Writer(self.out_dir)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import signal
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Pattern
+from typing import Optional, Pattern
 
 from . import results
 

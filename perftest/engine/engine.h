@@ -218,7 +218,7 @@ struct pt_bw_meas {
 	uint64_t msgs;              /* completed messages over all QPs */
 	uint64_t lost;              /* UD receiver: messages that never arrived */
 	uint64_t elapsed_ns;
-	uint64_t *tposted, *tcompleted; /* per message, NULL without peak */
+	struct pt_bw_peak *peak;    /* the BW peak as the run goes, NULL without */
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	pt_bw_period_fn on_period;  /* set by the caller before the run */
 	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */

@@ -16,6 +16,7 @@
 #include "util/cpustat.h"
 #include "engine.h"
 #include "fault.h"
+#include "perftest/report/bw_peak.h"
 #include "plugin/hooks/hooks.h"
 
 #define POLL_BATCH 16
@@ -127,13 +128,15 @@ static int meas_alloc(const struct pt_ctx *c, struct pt_bw_meas *m, bool peak)
 	memset(m, 0, sizeof(*m));
 	m->on_period = on_period;
 	m->cpu_util = -1;
-	if (!peak || c->p->report.no_peak || c->p->traffic.test_type == PT_TEST_DURATION)
+	if (!peak || c->p->report.no_peak || c->p->traffic.test_type == PT_TEST_DURATION || !n)
 		return 0;
-	m->tposted = calloc(n, sizeof(uint64_t));
-	m->tcompleted = calloc(n, sizeof(uint64_t));
-	if (!m->tposted || !m->tcompleted) {
-		fprintf(stderr, " Couldn't allocate %llu timestamps for the BW peak\n",
-			(unsigned long long)n);
+	/* a few KiB whatever n (perftest/report/bw_peak.h) */
+	m->peak = malloc(sizeof(*m->peak));
+	if (!m->peak || pt_bw_peak_init(m->peak, n, (unsigned)c->p->traffic.post_list,
+					(unsigned)c->run.cq_mod)) {
+		fprintf(stderr, " Couldn't set up the BW peak of %llu messages\n", (unsigned long long)n);
+		free(m->peak);
+		m->peak = NULL;
 		return -1;
 	}
 	return 0;
@@ -141,8 +144,8 @@ static int meas_alloc(const struct pt_ctx *c, struct pt_bw_meas *m, bool peak)
 
 void pt_bw_meas_free(struct pt_bw_meas *m)
 {
-	free(m->tposted);
-	free(m->tcompleted);
+	pt_bw_peak_free(m->peak);
+	free(m->peak);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -175,6 +178,14 @@ static uint64_t partial_ns(const struct window *w, uint64_t from, uint64_t now)
 	return now > from ? now - from : 0;
 }
 
+/* The peak's state outgrew memory (it holds the WRs in flight and a
+ * convex hull: never in practice). */
+static int peak_nomem(void)
+{
+	fprintf(stderr, " Out of memory for the BW peak\n");
+	return -1;
+}
+
 /* Post on every QP as far as its window allows. */
 static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, uint64_t *posted_total)
 {
@@ -188,10 +199,10 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 		       q->posted + pl <= (uint64_t)c->run.tx_depth + q->completed) {
 			uint64_t t = PT_HOOK_NOW, first = q->posted;
 
-			if (m->tposted) {
+			if (m->peak) {
 				t = pt_now_ns();
-				for (unsigned j = 0; j < pl; j++)
-					m->tposted[*posted_total + j] = t;
+				if (pt_bw_peak_post(m->peak, t))
+					return peak_nomem();
 			}
 			if (pt_post_send(c, i, pl, iters))
 				return -1;
@@ -241,9 +252,8 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		upto = pt_wrid_index(wc[k].wr_id) + 1;
 		credit = upto - q->completed;
 		q->completed = upto;
-		if (m->tcompleted)
-			for (uint64_t j = 0; j < credit; j++)
-				m->tcompleted[*done_total + j] = now;
+		if (m->peak && pt_bw_peak_complete(m->peak, credit, now))
+			return peak_nomem();
 		*done_total += credit;
 		if (in_sample(w, now))
 			m->msgs += credit;
@@ -296,8 +306,8 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 		return -1;
 	}
 	m->elapsed_ns = w.duration ? w.t_stop - w.t_sample : now - w.t_start;
-	if (m->tposted)
-		m->elapsed_ns = m->tcompleted[want - 1] - m->tposted[0];
+	if (m->peak)
+		m->elapsed_ns = m->peak->last_done_t - m->peak->first_post_t;
 	return 0;
 }
 

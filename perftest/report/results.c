@@ -5,50 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bw_peak.h"
 #include "results.h"
 
 /* ----------------------------------------------------------- bandwidth -- */
-
-int pt_bw_min_interval_ns(const uint64_t *tposted, const uint64_t *tcompleted,
-			  uint64_t n, unsigned post_list, unsigned cq_mod,
-			  double *min_ns)
-{
-	double best = INFINITY;
-
-	if (!tposted || !tcompleted || !min_ns || !post_list || !cq_mod)
-		return -EINVAL;
-	if (n == 0)
-		return -EDOM;
-	for (uint64_t i = 0; i < n; i += post_list) {
-		/* First signaled completion at or after WR i. */
-		uint64_t j = (i / cq_mod + 1) * (uint64_t)cq_mod - 1;
-
-		for (;; j += cq_mod) {
-			if (j >= n - 1)
-				j = n - 1; /* the last WR is always signaled */
-			/* A window that does not move forward in time is bogus
-			 * data (or a broken clock), never an infinite peak. */
-			if (tcompleted[j] > tposted[i]) {
-				double d = (double)(tcompleted[j] - tposted[i]) /
-					   (double)(j - i + 1);
-				if (d < best)
-					best = d;
-			}
-			if (j == n - 1)
-				break;
-		}
-	}
-	if (isinf(best))
-		return -EDOM;
-	*min_ns = best;
-	return 0;
-}
 
 int pt_bw_compute(const struct pt_bw_input *in, struct pt_bw_result *out)
 {
 	double unit, secs;
 
-	if (!in || !out || ((in->tposted == NULL) != (in->tcompleted == NULL)))
+	if (!in || !out)
 		return -EINVAL;
 	if (in->elapsed_ns == 0)
 		return -EDOM;
@@ -61,11 +27,10 @@ int pt_bw_compute(const struct pt_bw_input *in, struct pt_bw_result *out)
 	out->gbits = in->gbits;
 	out->bw_avg = (double)in->size * (double)in->msgs / secs / unit;
 	out->msg_rate = (double)in->msgs / secs / 1e6;
-	if (in->tposted && in->msgs > 0) {
+	if (in->peak && in->msgs > 0) {
 		double min_ns;
-		int rc = pt_bw_min_interval_ns(in->tposted, in->tcompleted,
-					       in->msgs, in->post_list,
-					       in->cq_mod, &min_ns);
+		int rc = pt_bw_peak_result(in->peak, &min_ns);
+
 		if (rc)
 			return rc;
 		out->bw_peak = (double)in->size * 1e9 / min_ns / unit;
@@ -412,6 +377,8 @@ const char *pt_results_strerror(int err)
 		return "invalid arguments for result computation";
 	case -ENOMEM:
 		return "out of memory";
+	case -ERANGE:
+		return "the clock went backwards during the run: no BW peak";
 	default:
 		return "unknown result error";
 	}

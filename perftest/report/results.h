@@ -4,8 +4,9 @@
  *
  * Pure functions, no I/O. Errors are negative errno values:
  *   -EDOM   elapsed time of 0 ns (a rate would be inf), or 0 samples
- *   -EINVAL bad arguments (NULL, cq_mod/post_list 0, tail >= samples)
+ *   -EINVAL bad arguments (NULL, tail >= samples)
  *   -ENOMEM allocation failure (histogram)
+ *   -ERANGE the clock went backwards (BW peak)
  * pt_results_strerror() gives a message for each.
  *
  * Percentiles use the NEAREST-RANK method on the ascending sorted samples:
@@ -74,34 +75,24 @@ struct pt_lat_dur_result {
 
 /* ----------------------------------------------------------- bandwidth -- */
 
+struct pt_bw_peak; /* bw_peak.h */
+
 struct pt_bw_input {
 	uint64_t size;       /* bytes per message */
 	uint64_t iters;      /* copied to the row's "#iterations" */
 	uint64_t msgs;       /* completed messages over all QPs (N) */
 	uint64_t elapsed_ns; /* first post .. last completion */
 	bool gbits;          /* --report_gbits */
-	/* Peak (optional): both NULL, or both of msgs entries. tposted[i] is
-	 * the post time of WR i; tcompleted[j] is read only where
-	 * (j+1) % cq_mod == 0 and at j = msgs-1 (the signaled completions). */
-	const uint64_t *tposted;
-	const uint64_t *tcompleted;
-	unsigned post_list;  /* step over i, >= 1 */
-	unsigned cq_mod;     /* step over j, >= 1 */
+	/* Peak (optional): the run's tracker (bw_peak.h), fed with every post
+	 * and completion; NULL leaves bw_peak 0. */
+	const struct pt_bw_peak *peak;
 };
 
 /* Fill *out: bw_avg = size*msgs / (elapsed_s * unit), msg_rate =
- * msgs / elapsed_s / 1e6, bw_peak from the arrays (0 without them).
- * The peak is O(msgs^2 / cq_mod): keep it for small runs (upstream turns it
- * off above 20000 iterations). */
+ * msgs / elapsed_s / 1e6, bw_peak = size / the tracker's peak interval
+ * (0 without a tracker). Its errors pass through: -EDOM when no window
+ * moved forward in time, -ERANGE when the clock went backwards. */
 int pt_bw_compute(const struct pt_bw_input *in, struct pt_bw_result *out);
-
-/* Smallest per-message interval (ns, fractional) over every window that
- * starts at a post i (step post_list) and ends at a signaled completion
- * j >= i: (tcompleted[j] - tposted[i]) / (j - i + 1). Computed in double
- * rather than upstream's integer cycles, since ns are coarser than cycles. */
-int pt_bw_min_interval_ns(const uint64_t *tposted, const uint64_t *tcompleted,
-			  uint64_t n, unsigned post_list, unsigned cq_mod,
-			  double *min_ns);
 
 /* Bidirectional line = local + remote (peak, average and rate summed;
  * size, iters and units from local). Units must match (-EINVAL). */

@@ -2,6 +2,7 @@
 /* Bandwidth rows shared by every BW tool: the local row, the -b sum after
  * the report exchange (docs/wire-protocol.md §8), --run_infinitely's periodic rows, and
  * the partial row of an interrupted run. */
+#include <errno.h>
 #include <stdio.h>
 #include "perftest/engine/engine.h"
 #include "perftest/engine/fault.h"
@@ -43,15 +44,17 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 		.msgs = m->msgs,
 		.elapsed_ns = m->elapsed_ns,
 		.gbits = p->report.gbits,
-		.tposted = peak ? m->tposted : NULL,
-		.tcompleted = peak ? m->tcompleted : NULL,
-		.post_list = (unsigned)p->traffic.post_list,
-		.cq_mod = (unsigned)c->run.cq_mod,
+		.peak = peak ? m->peak : NULL,
 	};
 	struct pt_bw_result r, remote, sum;
 	struct pt_bw_report mine, theirs;
 	int rc = pt_bw_compute(&in, &r);
 
+	if (rc == -ERANGE) { /* the row without its peak rather than no row */
+		fprintf(stderr, " %s\n", pt_results_strerror(rc));
+		in.peak = NULL;
+		rc = pt_bw_compute(&in, &r);
+	}
 	if (rc) {
 		fprintf(stderr, " Can't produce a report: %s\n", pt_results_strerror(rc));
 		return -1;
@@ -96,7 +99,7 @@ void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
 {
 	struct pt_bw_input in = {
 		.size = c->run.size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
-		.gbits = c->p->report.gbits, .post_list = 1, .cq_mod = 1,
+		.gbits = c->p->report.gbits,
 	};
 	struct pt_bw_result r;
 
@@ -112,7 +115,7 @@ void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
 	const struct pt_params *p = c->p;
 	struct pt_bw_input in = {
 		.size = c->run.size, .iters = m->msgs, .msgs = m->msgs, .elapsed_ns = m->elapsed_ns,
-		.gbits = p->report.gbits, .post_list = 1, .cq_mod = 1,
+		.gbits = p->report.gbits,
 	};
 	struct pt_bw_result r;
 

@@ -13,8 +13,7 @@ Fixtures:
   ours / upstream_bin   tool paths: upstream_bin(tool) skips with the
              reason when Debian's 6.06 is absent
 Helpers: need(reason) skips when a capability probe (benchlib.caps) gave a
-reason. The tests/lab/NN-*.sh scripts that are not ported run in the same
-session as items of their own (one result per RESULT line they print).
+reason.
 
 Reporting for tests/lab/run: with LABTEST_REPORT_FD set, one line per
 result "PASS|FAIL|SKIP: lab/NN-name[/cell]" goes to that descriptor (the
@@ -27,7 +26,6 @@ import fnmatch
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -77,73 +75,7 @@ def lab_id(item: pytest.Item) -> str:
     return str(getattr(item, "lab_id", item.nodeid))
 
 
-# --- collection: .sh tests, order, pattern ----------------------------------------------
-
-class ShFile(pytest.File):
-    def collect(self) -> Iterator[pytest.Item]:
-        yield ShItem.from_parent(self, name=test_name(self.path))
-
-
-class ShItem(pytest.Item):
-    """A shell lab test: exit 0 pass, 77 skip, else fail; or its RESULT lines."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.subresults: list[tuple[str, str]] = []
-        self.notes: list[str] = []
-        self.add_marker(pytest.mark.timeout(PER_TEST + 60))
-
-    def runtest(self) -> None:
-        LOGS.mkdir(parents=True, exist_ok=True)
-        log = LOGS / f"{self.name}.log"
-        t0 = time.monotonic()
-        with open(log, "wb") as f:
-            p = subprocess.Popen(["timeout", "-k", "10", str(PER_TEST), "bash", str(self.path)],
-                                 stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True)
-            try:
-                rc = p.wait()
-            finally:
-                labctl.kill_group(p)
-        took = round(time.monotonic() - t0)
-        text = log.read_text(errors="replace")
-        lines = text.splitlines()
-        self.notes = [l for l in lines if l.startswith("  ")]
-        for l in lines:
-            if l.startswith("RESULT "):
-                parts = l.split(None, 2) + [""] * 3
-                self.subresults.append((parts[1], parts[2].strip()))
-        if self.subresults:
-            bad = [s for v, s in self.subresults if v not in ("pass", "skip")]
-            if bad or rc != 0:
-                why = f"exit {rc}" if not bad else "failed: " + ", ".join(bad)
-                raise ShFailure(why, labctl.tail(
-                    "\n".join(l for l in lines if not l.startswith("RESULT")), 80, "  | "))
-            return
-        if rc == 77:
-            pytest.skip(lines[-1] if lines else "skipped")
-        if rc != 0:
-            extra = f"  (killed after {PER_TEST}s)\n" if rc == 124 else ""
-            raise ShFailure(f"exit {rc}, {took}s", extra + labctl.tail(text, 60, "  "))
-
-    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
-        if isinstance(excinfo.value, ShFailure):
-            return f"{excinfo.value.args[0]}\n{excinfo.value.args[1]}"
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, self.name
-
-
-class ShFailure(Exception):
-    pass
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
-    if re.fullmatch(r"\d\d-.*\.sh", file_path.name):
-        return ShFile.from_parent(parent, path=file_path)
-    return None
-
+# --- collection: order, pattern ------------------------------------------------------
 
 def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
@@ -230,9 +162,23 @@ def lab(request: pytest.FixtureRequest, lab_session: labctl.Lab) -> labctl.Lab:
     n = int(m.args[0]) if m else 2
     try:
         lab_session.up(n)
+        # before each test file: is the lab alive (QEMU, agents, the link
+        # both ways)? A dead one is named and replaced before the test.
+        if _checked[0] != (request.node.path, lab_session.boots):
+            c = lab_session.check()
+            if c.rc != 0:
+                dead = (c.out + c.err).strip()
+                request.node.lab_notes = getattr(request.node, "lab_notes", []) + [
+                    f"lab found dead before {lab_id(request.node)} (a new one was booted): "
+                    + " / ".join(l for l in dead.splitlines() if "down" in l or "not" in l)]
+                lab_session.up(n)
+            _checked[0] = (request.node.path, lab_session.boots)
     except labctl.LabError as e:
         pytest.fail(str(e), pytrace=False)
     return lab_session
+
+
+_checked: list[object] = [None]
 
 
 _devices: dict[tuple[int, int], str] = {}
@@ -322,6 +268,7 @@ class Report:
         self.out = os.fdopen(int(fd), "w", buffering=1, closefd=False) if fd else None
         self.counts = {"pass": 0, "fail": 0, "skip": 0}
         self.failed_setup: set[str] = set()
+        self.reruns = 0
 
     def line(self, verdict: str, name: str, extra: str = "") -> None:
         self.counts[verdict] += 1
@@ -342,8 +289,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
     rep = outcome.get_result()
     rep.lab_id = lab_id(item)
     rep.lab_notes = list(getattr(item, "lab_notes", []))
-    rep.lab_sub = list(getattr(item, "subresults", []))
-    rep.lab_shnotes = list(getattr(item, "notes", []))
     # After a failed test on the lab: is the lab itself alive? A dead link
     # is named in the evidence, and the next test gets a new lab.
     if rep.failed and rep.when in ("setup", "call") and "lab_session" in getattr(item, "fixturenames", ()):
@@ -352,21 +297,67 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
             c = lab.check()
             rep.lab_check = (c.out + c.err).strip()
             if c.rc != 0:
-                rep.lab_check += "\n(the next test boots a new lab)"
+                rep.lab_dead = True
+                rep.lab_check = re.sub(r"^lab link down:", f"lab link down after {lab_id(item)}:",
+                                       rep.lab_check, flags=re.M)
+                rep.lab_check += "\n(a new lab is booted for what follows)"
 
 
-_file_start: dict[Path, float] = {}
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Iterator[None]:
-    """After a test file's last item: "  (lab/NN-name took Ns)", the line
-    ci/test reads each lab test's time from."""
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Optional[bool]:
+    """A test that failed on a lab found dead afterwards (ci/lab check) runs
+    once more on a new lab; the first attempt's evidence stays in the log.
+    A failure on a live lab is the test's own: no rerun. After a test
+    file's last item: "  (lab/NN-name took Ns)", the line ci/test reads each
+    lab test's time from."""
+    from _pytest.runner import runtestprotocol
     _file_start.setdefault(item.path, time.monotonic())
-    yield
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    if "lab_session" not in getattr(item, "fixturenames", ()):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        _log(item, reports)
+        _file_took(item, nextitem)
+        return True
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    dead = [r for r in reports if r.failed and getattr(r, "lab_dead", False)]
+    if dead:
+        REPORT.text(f"  first attempt of {lab_id(item)} met a dead lab; it runs once more "
+                    f"on a new one. The first attempt's evidence:")
+        REPORT.text(_evidence(dead[0]))
+        REPORT.reruns += 1
+        # down now: the session's fixtures (and the Lab that knew it was
+        # dead) may have been torn down with the first attempt
+        labctl.Lab(TOP).down()
+        item._initrequest()  # type: ignore[attr-defined]   # fresh fixtures
+        item.lab_notes = [f"second attempt, on a new lab (the first met a dead lab: "
+                          f"{_check_line(dead[0])})"]
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    _log(item, reports)
+    _file_took(item, nextitem)
+    return True
+
+
+def _log(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
+    for r in reports:
+        item.ihook.pytest_runtest_logreport(report=r)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def _file_took(item: pytest.Item, nextitem: Optional[pytest.Item]) -> None:
     if nextitem is None or nextitem.path != item.path:
         took = time.monotonic() - _file_start.pop(item.path)
         REPORT.text(f"  (lab/{test_name(item.path)} took {took:.0f}s)")
+
+
+def _check_line(rep: pytest.TestReport) -> str:
+    check: str = str(getattr(rep, "lab_check", ""))
+    for line in check.splitlines():
+        if "down" in line or "does not answer" in line or "not running" in line:
+            return line.strip()
+    return "ci/lab check failed"
+
+
+_file_start: dict[Path, float] = {}
 
 
 def _evidence(rep: pytest.TestReport) -> str:
@@ -380,19 +371,6 @@ def _evidence(rep: pytest.TestReport) -> str:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     name = str(getattr(report, "lab_id", report.nodeid))
     took = f" ({report.duration:.0f} s)"
-    sub: list[tuple[str, str]] = getattr(report, "lab_sub", [])
-    if report.when == "call" and sub:          # a .sh test with RESULT lines
-        for verdict, cell in sub:
-            v = verdict if verdict in ("pass", "skip") else "fail"
-            REPORT.line(v, f"{name}/{cell}")
-        if report.failed:
-            why = str(report.longrepr).splitlines()[0] if report.longrepr else ""
-            if why.startswith("exit"):
-                REPORT.line("fail", f"{name} ({why})")
-        REPORT.text("\n".join(getattr(report, "lab_shnotes", [])))
-        if report.failed:
-            REPORT.text("\n".join(str(report.longrepr).splitlines()[1:]))
-        return
     if report.when == "setup":
         if report.skipped:
             REPORT.line("skip", name, f": {_skip_reason(report)}")
@@ -404,7 +382,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         if report.passed:
             REPORT.line("pass", name, took)
             REPORT.text("\n".join(f"  {n}" for n in getattr(report, "lab_notes", [])))
-            REPORT.text("\n".join(getattr(report, "lab_shnotes", [])))
         elif report.skipped:
             REPORT.line("skip", name, f": {_skip_reason(report)}")
         else:

@@ -189,7 +189,8 @@ def lab_launcher():
     with open(os.path.join(share, "exec.log")) as f:
         log = [l for l in f.read().splitlines() if "ib_send_lat" in l and "-V" not in l]
     eq(len(log), 2, log)
-    assert log[0].startswith("1 sh -c ") and log[0].endswith("-d rxe0 -x 1 -F -c UD -n 20 -p "
+    assert log[0].startswith(f"1 {TOP_SRC}/ci/lab-serve {share}/listening.") and \
+        f" {PORT[0]} sh -c " in log[0] and log[0].endswith("-d rxe0 -x 1 -F -c UD -n 20 -p "
                                                                 f"{PORT[0]}"), log
     assert log[1].startswith("2 sh -c ") and log[1].endswith(" 127.0.0.1"), log
 

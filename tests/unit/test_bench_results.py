@@ -1,16 +1,14 @@
 #!/usr/bin/python3 -B
 # SPDX-License-Identifier: BSD-2-Clause
-"""benchlib/results.py (result rows, the 6.06 calibration allowance, trace
-files in CSV and JSON Lines) and the typing of the library the lab tests
-and bench/ share: mypy --strict over it (skipped when mypy is missing)."""
+"""benchlib/results.py: result rows, the 6.06 calibration allowance, trace
+files in CSV and JSON Lines. (The typing of the library: test_bench_types.sh.)"""
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchtap import HERE, TOP_SRC, Skip, case, eq, raises, run  # noqa: E402
-from benchlib import results  # noqa: E402
+from benchtap import case, eq, raises, run  # noqa: E402
+from benchlib import labctl, results  # noqa: E402
 
 BW = (" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
       " 65536      300              44.75              44.49              0.000712\n"
@@ -20,8 +18,6 @@ LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_
 CALIB = ("Conflicting CPU frequency values detected: 0.000000 != 2000.000000.\n"
          "Correlation coefficient r^2: 0.53 < 0.9\n"
          " 65536      300              0.00               0.00               0.000000\n")
-TYPED = ["benchlib/labctl.py", "benchlib/results.py", "benchlib/caps.py", "benchlib/verdict.py",
-         "benchlib/tracecheck.py"]
 
 
 @case
@@ -91,18 +87,21 @@ def trace_files():
 
 
 @case
-def mypy_strict():
-    """mypy --strict: the shared library (labctl, results, caps, tracecheck, verdict)"""
-    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-    probe = subprocess.run([py, "-c", "import mypy"], capture_output=True)
-    if probe.returncode != 0:
-        raise Skip("mypy is not installed (Debian package mypy; ci/deps installs it)")
-    with tempfile.TemporaryDirectory() as cache:
-        p = subprocess.run([py, "-m", "mypy", "--strict", "--cache-dir", cache, *TYPED],
-                           cwd=os.path.join(TOP_SRC, "bench"), capture_output=True,
-                           text=True, timeout=600)
-    if p.returncode != 0:
-        raise AssertionError(p.stdout + p.stderr)
+def lab_qp_timeout():
+    """the lab's RC ACK timeout: -u added after the perftest tool, never twice"""
+    w = labctl.with_qp_timeout
+    eq(w(["/b/ib_send_bw", "-d", "rxe0"], "20"), ["/b/ib_send_bw", "-u", "20", "-d", "rxe0"])
+    eq(w(["valgrind", "-q", "/usr/bin/ib_read_lat", "-x", "1"], "20"),
+       ["valgrind", "-q", "/usr/bin/ib_read_lat", "-u", "20", "-x", "1"])
+    eq(w(["ib_write_bw", "-u", "14"], "20"), ["ib_write_bw", "-u", "14"])
+    eq(w(["ib_write_bw", "-u14"], "20"), ["ib_write_bw", "-u14"])
+    eq(w(["ib_write_bw", "--qp-timeout=9"], "20"), ["ib_write_bw", "--qp-timeout=9"])
+    eq(w(["sh", "-c", "ib_send_bw -d rxe0"], "20"), ["sh", "-c", "ib_send_bw -d rxe0"])
+    eq(w(["ib_send_bw_x", "ping"], "20"), ["ib_send_bw_x", "ping"])
+    eq(w(["ib_send_bw"], "default"), ["ib_send_bw"])
+    lab = labctl.Lab(env={"PTLAB_QP_TIMEOUT": "18"})
+    argv = lab.exec_argv(1, ["/usr/bin/ib_send_bw", "-F"])
+    eq(argv[argv.index("--") + 1:], ["/usr/bin/ib_send_bw", "-u", "18", "-F"])
 
 
 sys.exit(run())

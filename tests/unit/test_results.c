@@ -88,67 +88,6 @@ static void test_bw_zero_elapsed(void **state)
 
 /* 10 WRs posted every 100 ns, each completing 1000 ns after its post:
  * (tc[j] - tp[i]) / (j-i+1) = 100 + 900/k for k = j-i+1, best k = 10. */
-static void fill_peak(uint64_t *tp, uint64_t *tc, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		tp[i] = 100ull * i;
-		tc[i] = 100ull * i + 1000;
-	}
-}
-
-static void test_bw_peak(void **state)
-{
-	(void)state;
-	uint64_t tp[10], tc[10];
-	double min;
-	struct pt_bw_result r;
-	struct pt_bw_input in = { .size = 65536, .iters = 10, .msgs = 10,
-				  .elapsed_ns = 1900, .tposted = tp,
-				  .tcompleted = tc, .post_list = 1,
-				  .cq_mod = 1 };
-
-	fill_peak(tp, tc, 10);
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 1, 1, &min), 0);
-	assert_rel(min, 190.0, 1e-12);
-	assert_int_equal(pt_bw_compute(&in, &r), 0);
-	assert_rel(r.bw_peak, 65536 * 1e9 / 190.0 / MIB, 1e-12);
-	assert_rel(r.bw_avg, 65536 * 10 * 1e9 / 1900.0 / MIB, 1e-12);
-
-	/* cq_mod 5: only j = 4 and 9 are signaled; the others are garbage
-	 * that would give a 1 ns interval if read. */
-	for (unsigned j = 0; j < 10; j++)
-		if ((j + 1) % 5)
-			tc[j] = 1;
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 1, 5, &min), 0);
-	assert_rel(min, 190.0, 1e-12);
-
-	/* A late post of WR 1 makes window [1,9] the best, (1900-550)/9 =
-	 * 150 ns, with post_list 1; with post_list 2 windows start at even
-	 * i only. */
-	fill_peak(tp, tc, 10);
-	tp[1] = 550;
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 1, 1, &min), 0);
-	assert_rel(min, 150.0, 1e-12);
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 2, 1, &min), 0);
-	assert_rel(min, 190.0, 1e-12);
-
-	/* The last WR counts even when msgs is not a multiple of cq_mod:
-	 * 7 WRs, cq_mod 5 -> j in {4, 6}; best is i=0..6: (600+1000)/7. */
-	fill_peak(tp, tc, 10);
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 7, 1, 5, &min), 0);
-	assert_rel(min, 1600.0 / 7.0, 1e-12);
-
-	/* Bad arguments, and data that never moves forward in time. */
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 0, 1, &min), -EINVAL);
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 1, 0, &min), -EINVAL);
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 0, 1, 1, &min), -EDOM);
-	for (unsigned i = 0; i < 10; i++)
-		tc[i] = 0;
-	assert_int_equal(pt_bw_min_interval_ns(tp, tc, 10, 1, 1, &min), -EDOM);
-	in.tcompleted = NULL; /* one array without the other */
-	assert_int_equal(pt_bw_compute(&in, &r), -EINVAL);
-}
-
 static void test_bw_sum(void **state)
 {
 	(void)state;
@@ -464,7 +403,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bw_average),
 		cmocka_unit_test(test_bw_zero_elapsed),
-		cmocka_unit_test(test_bw_peak),
 		cmocka_unit_test(test_bw_sum),
 		cmocka_unit_test(test_percentile_rank),
 		cmocka_unit_test(test_lat_1_to_100),
