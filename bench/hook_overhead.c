@@ -26,6 +26,8 @@
  *   count plugin  plugin/examples/count_plugin.so instead of the recorder:
  *                 the cost of dispatching post events to a plugin without
  *                 post_one
+ *   run_bw.c      not a copy: pt_run_bw_send itself over a loop view of
+ *                 fake verbs (loop.h), hooks off and hooks + recorder
  * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared
  * machine wall time also counts whatever else ran on the core. Prints the
  * median ns per WR of each and the differences. */
@@ -140,6 +142,106 @@ static double bare_loop(struct mock_ctx *c, uint64_t iters)
 	return loop(c, iters, false, false, false);
 }
 
+/* run_bw.c itself: pt_run_bw_send over a loop view (perftest/engine/loop.h)
+ * of fake verbs, no device: a struct ibv_context whose post_send keeps the
+ * signaled wr_ids and whose poll_cq returns them at once. What the real
+ * loop costs per WR (its clock reads, window and stall checks included),
+ * hooks off and on, next to the copy above. */
+struct fake_nic {
+	struct ibv_context ctx;     /* first: the verbs objects point here */
+	struct ibv_cq cq;
+	struct ibv_qp qp;
+	struct ibv_mr mr;
+	uint64_t ring[TX_DEPTH];    /* signaled wr_ids not yet polled */
+	uint64_t head, tail;
+	struct pt_qp q;
+	struct pt_res res;
+	struct pt_run run;
+	uint8_t buf[2 * 4096];
+};
+
+static int nic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct fake_nic *n = (struct fake_nic *)qp->context;
+
+	(void)bad;
+	for (; wr; wr = wr->next)
+		if (wr->send_flags & IBV_SEND_SIGNALED)
+			n->ring[n->tail++ % TX_DEPTH] = wr->wr_id;
+	return 0;
+}
+
+static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
+{
+	struct fake_nic *n = (struct fake_nic *)cq->context;
+	int k = 0;
+
+	for (; k < num && n->head != n->tail; k++)
+		wc[k] = (struct ibv_wc){ .wr_id = n->ring[n->head++ % TX_DEPTH],
+					 .status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND, .byte_len = 64 };
+	return k;
+}
+
+static void nic_init(struct fake_nic *n, struct pt_loop *l, uint64_t iters)
+{
+	memset(n, 0, sizeof(*n));
+	n->ctx.ops.post_send = nic_post_send;
+	n->ctx.ops.poll_cq = nic_poll_cq;
+	n->cq.context = n->qp.context = &n->ctx;
+	n->q = (struct pt_qp){ .qp = &n->qp, .send_buf = n->buf, .recv_buf = n->buf + 4096 };
+	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->cq,
+				  .recv_cq = &n->cq, .num_qps = 1, .qps = &n->q };
+	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = 64, .max_size = 64,
+				  .tx_depth = TX_DEPTH, .rx_depth = 1, .cq_mod = CQ_MOD };
+	*l = (struct pt_loop){
+		.res = &n->res, .run = &n->run,
+		/* peak on, as an iteration run of ib_send_bw: the post time is at hand */
+		.opt = { .iters = iters, .post_list = 1, .stall_ns = UINT64_MAX, .peak = true,
+			 .is_client = true, .opcode = IBV_WR_SEND },
+	};
+}
+
+/* One run of the real loop; CPU ns per WR (traced: between run_start and
+ * run_end, as traced() does for the copy). */
+static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
+{
+	static struct fake_nic nic;
+	uint32_t qpn = 0;
+	struct pt_plugin_run_info info = {
+		.struct_size = sizeof(info), .run = run, .tool = "hook-overhead", .device = "fake0",
+		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
+		.iterations = iters, .tx_depth = TX_DEPTH, .cq_mod = CQ_MOD, .post_list = 1,
+		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
+		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_SEND,
+	};
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = run };
+	struct pt_bw_meas m;
+	struct pt_loop l;
+	char err[512];
+	uint64_t t0;
+	int rc;
+
+	nic_init(&nic, &l, iters);
+	if (traced_run && pt_hooks_run_start(&info, err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		exit(1);
+	}
+	t0 = cpu_ns();
+	rc = pt_run_bw_send(&l, &m);
+	t0 = cpu_ns() - t0;
+	if (traced_run && pt_hooks_run_end(&end, err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		exit(1);
+	}
+	if (rc || m.msgs != iters) {
+		fprintf(stderr, "hook-overhead: the real loop failed (%llu of %llu WRs)\n",
+			(unsigned long long)m.msgs, (unsigned long long)iters);
+		exit(1);
+	}
+	pt_bw_meas_free(&m);
+	return (double)t0 / (double)iters;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -195,7 +297,7 @@ int main(int argc, char **argv)
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
 	double bare[64], off[64], on[64], events[64], both_d[64], unknown[64], fifo[64], hook[64];
-	double capped[64], count[64];
+	double capped[64], count[64], real_off[64], real_on[64];
 	double m_off, m_on, m_both, m_unknown, m_fifo;
 	const uint32_t send = PT_PLUGIN_DIR_SEND, both = PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
 	char err[512], so[4096];
@@ -219,6 +321,8 @@ int main(int argc, char **argv)
 		both_d[r] = traced(&c, iters, (uint32_t)r, false, both, true, true);
 		unknown[r] = traced(&c, iters, (uint32_t)r, false, send, true, false);
 		hook[r] = traced(&c, iters, (uint32_t)r, true, send, true, true);
+		real_off[r] = real_loop(iters, (uint32_t)r, false);
+		real_on[r] = real_loop(iters, (uint32_t)r, true);
 	}
 	pt_hooks_unload_all();
 	if (pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet:nodefer", err, sizeof(err))) {
@@ -262,6 +366,8 @@ int main(int argc, char **argv)
 	row("hooks + recorder, the hook reads the clock", median(hook, reps), m_off);
 	if (have_count)
 		row("hooks + example count plugin (no post_one)", median(count, reps), m_off);
+	row("run_bw.c's own loop (fake verbs), hooks off", median(real_off, reps), -1);
+	row("run_bw.c's own loop, hooks + recorder", median(real_on, reps), median(real_off, reps));
 	printf("  %-44s %8.2f ns (wall, median of 101)\n", "one pt_now_ns() (CLOCK_MONOTONIC_RAW)",
 	       pt_clock_overhead_ns());
 	/* the goal covers every run the recorder defers: all of our tools'

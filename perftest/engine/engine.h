@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The engine shared by every tool: device and queue setup (device.c, qp.c),
- * multicast (mcast.c), the out-of-band session (session.c) and the
- * measurement loops (run_bw.c). A tool's main only chains these. */
+ * multicast (mcast.c), the out-of-band session (session.c) and the view the
+ * measurement loops get (pt_loop_view; the loops themselves: loop.h). A
+ * tool's main only chains these. */
 #ifndef PT_ENGINE_H
 #define PT_ENGINE_H
+/* The loops and the post path define this: they see loop.h only. */
+#ifdef PT_LOOP_VIEW_ONLY
+#error "a loop file sees struct pt_loop (loop.h), never the context"
+#endif
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,26 +18,12 @@
 #include "perftest/wire/wire.h"
 #include "perftest/report/report.h"
 #include "util/hwts.h"
+#include "res.h"
+#include "loop.h"
 
-#define PT_UD_GRH 40            /* a UD receive buffer starts with the GRH */
 #define PT_QKEY 0x11111111u     /* upstream's default Q_Key */
 #define PT_MCAST_QPN 0xffffffu  /* multicast destination QPN */
 #define PT_EXIT_RUN_FAILED 17   /* upstream's exit code when a run fails */
-
-/* One data QP and what the peer told us about its counterpart. */
-struct pt_qp {
-	struct ibv_qp *qp;
-	struct ibv_qp_ex *qpx;      /* NULL with --use_old_post_send */
-	struct ibv_ah *ah;          /* UD senders */
-	uint32_t psn;
-	uint32_t remote_qpn;
-	uint32_t remote_qkey;       /* UD: PT_QKEY, or rdma_cm's with -R */
-	uint8_t *send_buf;          /* local region: what we send */
-	uint8_t *recv_buf;          /* peer-visible region: what we receive */
-	/* per run */
-	uint64_t posted, completed;
-	uint64_t recv_posted, received;
-};
 
 /* The device as opened: no peer needed yet (pt_dev_open). */
 struct pt_dev {
@@ -46,35 +37,6 @@ struct pt_dev {
 	char netdev[64];            /* RoCE: the GID's netdev ("" if unknown) */
 	/* -R: rdma_cm's device list (verbs is one of them) */
 	struct ibv_context **cm_devices;
-};
-
-/* This run's shape, settled with the peer: what the loops size by. */
-struct pt_run {
-	enum ibv_mtu mtu;           /* after the exchange with the peer */
-	int page_size, cache_line;  /* max of both sides */
-	uint64_t size;              /* message size of the current run */
-	uint64_t max_size;          /* buffers are sized for this */
-	int tx_depth, rx_depth, cq_mod, inline_size;
-	int out_reads;              /* READ/ATOMIC in flight we accept (-o); else 1 */
-};
-
-/* The verbs resources the loops post and poll on (pt_resources_create). */
-struct pt_res {
-	struct ibv_pd *pd;
-	uint8_t *buf;
-	size_t region;              /* bytes per region; 2 per QP */
-	size_t buf_len;
-	struct ibv_mr *mr;
-	struct ibv_comp_channel *channel;
-	struct ibv_cq *send_cq, *recv_cq;
-	int num_qps;
-	struct pt_qp *qps;
-	/* hardware CQE timestamps: with a plugin listening on a device that
-	 * stamps CQEs, both CQs are ex-CQs polled through these (hwts.h) */
-	bool hwts;
-	struct pt_cqx send_cqx, recv_cqx;
-	struct pt_hwclock *hwclock;
-	char hwts_note[160];        /* why there are none, for the run info */
 };
 
 /* The peer: the out-of-band channel and what it told us. */
@@ -115,10 +77,6 @@ struct pt_ctx {
 /* Zero a context before first use (sockets and fds start closed). */
 void pt_ctx_init(struct pt_ctx *c);
 
-/* Set by SIGINT/SIGTERM (the tool installs the handler: tools/tool.c);
- * loops stop, the tool cleans up. Defined in interrupt.c. */
-extern volatile sig_atomic_t pt_interrupted;
-
 /* device.c, qp_create.c ------------------------------------------------------------ */
 /* Open the device (-d or the first), query port and GID: no network yet. */
 int pt_dev_open(struct pt_ctx *c, const struct pt_params *p);
@@ -140,14 +98,8 @@ unsigned pt_mtu_bytes(enum ibv_mtu m);
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
 /* RTR (and RTS when we send), AHs for UD senders, from c->peer.rem_keys. */
 int pt_qps_connect(struct pt_ctx *c, bool will_send);
-/* Post n receives on QP i (UD adds the GRH room). */
-int pt_post_recv(struct pt_ctx *c, int i, uint64_t n);
-
-/* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
-int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters);
-/* A completion's wr_id: the QP index and the WR's sequence on that QP. */
-int pt_wrid_qp(uint64_t wr_id);
-uint64_t pt_wrid_index(uint64_t wr_id);
+/* The tool's send verb as the old post API's opcode (-A picks the atomic). */
+enum ibv_wr_opcode pt_wr_opcode(const struct pt_ctx *c);
 
 /* cm_qps.c: -R, data QPs created and connected by rdma_cm (docs/wire-protocol.md §9.3) -- */
 /* Barrier, connect every QP (server: listen and accept), UD address
@@ -160,22 +112,6 @@ void pt_cm_qps_destroy(struct pt_ctx *c);
 /* Create send_cq/recv_cq: ex-CQs with CQE timestamps when a plugin listens
  * and the device stamps CQEs (then c->res.hwts), else plain ones. */
 int pt_cqs_create(struct pt_ctx *c, int ncq_send, int ncq_recv);
-int pt_poll_cq_hw(struct pt_res *r, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns);
-/* What the loops poll with: ibv_poll_cq, or with hardware timestamps the
- * ex-CQ, hw_ns[k] then holding completion k's NIC time in ns. Sees only the
- * resources. */
-static inline int pt_poll_cq(struct pt_res *r, bool recv, int n, struct ibv_wc *wc,
-			     uint64_t *hw_ns)
-{
-	if (__builtin_expect(!r->hwts, 1))
-		return ibv_poll_cq(recv ? r->recv_cq : r->send_cq, n, wc);
-	return pt_poll_cq_hw(r, recv, n, wc, hw_ns);
-}
-/* For the hooks: &hw_ns[k] when completion k has a NIC time, else NULL. */
-static inline const uint64_t *pt_hw_ns(const struct pt_res *r, const uint64_t *hw_ns, int k)
-{
-	return r->hwts ? &hw_ns[k] : NULL;
-}
 
 /* mcast.c -------------------------------------------------------------------------- */
 /* Receiver: attach QP 0 to the MGID (and join the IPv4 group on RoCE). */
@@ -210,19 +146,6 @@ void pt_session_bw_row(struct pt_ctx *c, const struct pt_bw_result *r);
 int pt_session_finish(struct pt_ctx *c);
 void pt_session_print_keys(struct pt_ctx *c, bool remote);
 
-/* run_bw.c ------------------------------------------------------------------------- */
-struct pt_json;
-/* --run_infinitely: called every period with the messages of that period. */
-typedef void (*pt_bw_period_fn)(struct pt_ctx *c, uint64_t msgs, uint64_t ns);
-struct pt_bw_meas {
-	uint64_t msgs;              /* completed messages over all QPs */
-	uint64_t lost;              /* UD receiver: messages that never arrived */
-	uint64_t elapsed_ns;
-	struct pt_bw_peak *peak;    /* the BW peak as the run goes, NULL without */
-	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
-	pt_bw_period_fn on_period;  /* set by the caller before the run */
-	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */
-};
 /* trace.c: plugins and --trace (plugin/hooks/hooks.h) ----------------------------------- */
 /* Load PERFTEST_PLUGIN, --trace (the recorder trace_ops, which the program
  * links: the engine knows only the hook layer) and --plugin; 0 or -1
@@ -234,33 +157,14 @@ int pt_trace_load_builtin(const struct pt_plugin_ops *ops, const char *arg, char
 /* Around each run (one size): begin before receives are pre-posted, end
  * after the result row is printed (the recorder prints its summary). */
 int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs);
-int pt_trace_end(struct pt_ctx *c, int status, uint64_t elapsed_ns);
-/* The tool's send opcode as a plugin opcode (qp.c). */
-uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c);
+int pt_trace_end(int status, uint64_t elapsed_ns);
 
-/* run_lat.c ------------------------------------------------------------------------ */
-/* Beyond this many iterations latency samples go to a histogram (results.h)
- * instead of an array: bounded memory, <= 0.78 % error. */
-#define PT_LAT_RAW_MAX 10000000ull
-struct pt_hist;
-struct pt_lat_meas {
-	uint64_t *stamps;           /* iteration mode: post time of each iteration */
-	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX, and
-	                             * in duration mode (the window's round trips) */
-	uint64_t t_prev;            /* with hist: the previous post time */
-	uint64_t n;                 /* stamps taken */
-	uint64_t iters;             /* duration mode: round trips inside the window */
-	uint64_t elapsed_ns;        /* duration mode: the window */
-	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
-};
-int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m);
-int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m);
-int pt_run_lat_read(struct pt_ctx *c, struct pt_lat_meas *m);
-void pt_lat_meas_free(struct pt_lat_meas *m);
-
-int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m);
-int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m);
-int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m);
-void pt_bw_meas_free(struct pt_bw_meas *m);
+/* loop_view.c ----------------------------------------------------------------------- */
+/* The view of this run the loops get (loop.h), built by the tool at the
+ * start of each run (one size), after the keys: the resources, the run's
+ * shape, the option values the loops read, the watch over the peer's
+ * out-of-band channel; each QP gets the peer's region address and key. No
+ * periodic row: the tool sets period_row and period_arg. */
+void pt_loop_view(struct pt_ctx *c, struct pt_loop *l);
 
 #endif

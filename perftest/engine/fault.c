@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine.h"
+#include "perftest/wire/oob.h"
 #include "fault.h"
+#include "loop.h"
 
 int pt_test_stop_stage;
 
@@ -58,13 +59,28 @@ int pt_fd_peer_closed(int fd)
 }
 
 /* The out-of-band channel: a TCP socket, or rdma_cm's channel with -z/-R. */
-static int oob_peer_closed(const struct pt_ctx *c)
+static int oob_closed(void *arg)
 {
-	const struct pt_oob *o = &c->peer.oob;
+	const struct pt_oob *o = arg;
 
 	if (o->msg)
 		return o->msg->peer_gone && o->msg->peer_gone(o->msg_ctx);
 	return pt_fd_peer_closed(o->fd);
+}
+
+/* The peer closed or wrote on the OOB socket: it has finished (or was
+ * stopped). A poll without waiting. */
+static int oob_finished(void *arg)
+{
+	const struct pt_oob *o = arg;
+	struct pollfd pfd = { .fd = o->fd, .events = POLLIN };
+
+	return o->fd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
+void pt_peer_watch_oob(struct pt_peer_watch *w, struct pt_oob *o)
+{
+	*w = (struct pt_peer_watch){ .closed = oob_closed, .finished = oob_finished, .arg = o };
 }
 
 enum pt_idle pt_idle_state(uint64_t idle_ns, uint64_t stall_ns)
@@ -74,8 +90,8 @@ enum pt_idle pt_idle_state(uint64_t idle_ns, uint64_t stall_ns)
 	return idle_ns >= PT_PEER_PROBE_NS ? PT_IDLE_PROBE : PT_IDLE_WAIT;
 }
 
-enum pt_run_state pt_run_idle(const struct pt_ctx *c, uint64_t now, uint64_t last_progress,
-			      uint64_t stall_ns)
+enum pt_run_state pt_run_idle(const struct pt_peer_watch *peer, uint64_t now,
+			      uint64_t last_progress, uint64_t stall_ns)
 {
 	/* now may predate the last progress (it was read before the poll) */
 	if (now <= last_progress)
@@ -84,7 +100,7 @@ enum pt_run_state pt_run_idle(const struct pt_ctx *c, uint64_t now, uint64_t las
 	case PT_IDLE_STALLED:
 		return PT_RUN_STALLED;
 	case PT_IDLE_PROBE:
-		return oob_peer_closed(c) ? PT_RUN_PEER_GONE : PT_RUN_OK;
+		return pt_peer_closed(peer) ? PT_RUN_PEER_GONE : PT_RUN_OK;
 	default:
 		return PT_RUN_OK;
 	}
@@ -103,10 +119,10 @@ void pt_say_peer_gone(const char *fmt, ...)
 		what);
 }
 
-void pt_say_partial(const struct pt_ctx *c, uint64_t done, uint64_t want, uint64_t elapsed_ns,
+void pt_say_partial(bool duration, uint64_t done, uint64_t want, uint64_t elapsed_ns,
 		    const char *unit)
 {
-	if (c->p->traffic.test_type == PT_TEST_DURATION)
+	if (duration)
 		printf(" Partial results: interrupted by signal %d, %llu %s in %.3f s of the"
 		       " measured window\n", (int)pt_interrupted, (unsigned long long)done, unit,
 		       (double)elapsed_ns / 1e9);
@@ -117,9 +133,9 @@ void pt_say_partial(const struct pt_ctx *c, uint64_t done, uint64_t want, uint64
 
 /* A flushed WR only says its QP was already in error: find the completion
  * that put it there, still queued on one of the CQs (each is in order). */
-static void flush_cause(const struct pt_ctx *c)
+static void flush_cause(const struct pt_res *r)
 {
-	struct ibv_cq *cqs[2] = { c->res.send_cq, c->res.recv_cq };
+	struct ibv_cq *cqs[2] = { r->send_cq, r->recv_cq };
 	struct ibv_wc wc[16];
 
 	for (int k = 0; k < 2; k++) {
@@ -134,7 +150,7 @@ static void flush_cause(const struct pt_ctx *c)
 				fprintf(stderr, " Cause, the first other error queued: status %d: %s on QP %d (QPN 0x%06x),"
 					" %s WR #%llu (wr_id 0x%llx)\n", wc[j].status,
 					ibv_wc_status_str(wc[j].status), pt_wrid_qp(wc[j].wr_id), wc[j].qp_num,
-					cqs[k] == c->res.recv_cq ? "receive" : "send",
+					cqs[k] == r->recv_cq ? "receive" : "send",
 					(unsigned long long)pt_wrid_index(wc[j].wr_id),
 					(unsigned long long)wc[j].wr_id);
 				return;
@@ -143,21 +159,22 @@ static void flush_cause(const struct pt_ctx *c)
 	}
 }
 
-int pt_wc_error(const struct pt_ctx *c, const struct ibv_wc *wc, const char *side, bool recv,
-		int qp, uint64_t seq)
+int pt_wc_error(const struct pt_res *r, const struct ibv_wc *wc, const struct pt_wc_where *at,
+		const struct pt_peer_watch *peer)
 {
 	/* Only wr_id, status, qp_num and vendor_err are valid in an error CQE. */
 	fprintf(stderr, " Completion with error at %s\n"
 		" Failed status %d: %s (vendor_err 0x%x)\n"
 		" on QP %d (QPN 0x%06x), %s WR #%llu (wr_id 0x%llx)\n",
-		side, wc->status, ibv_wc_status_str(wc->status), wc->vendor_err, qp, wc->qp_num,
-		recv ? "receive" : "send", (unsigned long long)seq, (unsigned long long)wc->wr_id);
-	if (!recv && c->p->tool->kind == PT_KIND_BW && qp >= 0 && qp < c->res.num_qps)
-		fprintf(stderr, " scnt=%llu, ccnt=%llu\n", (unsigned long long)c->res.qps[qp].posted,
-			(unsigned long long)c->res.qps[qp].completed);
+		at->side, wc->status, ibv_wc_status_str(wc->status), wc->vendor_err, at->qp,
+		wc->qp_num, at->recv ? "receive" : "send", (unsigned long long)at->seq,
+		(unsigned long long)wc->wr_id);
+	if (!at->recv && at->counts && at->qp >= 0 && at->qp < r->num_qps)
+		fprintf(stderr, " scnt=%llu, ccnt=%llu\n", (unsigned long long)r->qps[at->qp].posted,
+			(unsigned long long)r->qps[at->qp].completed);
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
-		flush_cause(c);
-	if (oob_peer_closed(c))
+		flush_cause(r);
+	if (pt_peer_closed(peer))
 		fprintf(stderr, " The peer's out-of-band connection has closed: it went away during the run\n");
 	return -1;
 }

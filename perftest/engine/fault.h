@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-struct pt_ctx;
+struct pt_res;
+struct pt_oob;
 
 /* Stages where PT_TEST_STOP_AT=version|keys|run|report stops us. */
 enum pt_stage {
@@ -45,21 +46,51 @@ int pt_fd_peer_closed(int fd);
 enum pt_idle { PT_IDLE_WAIT, PT_IDLE_PROBE, PT_IDLE_STALLED };
 enum pt_idle pt_idle_state(uint64_t idle_ns, uint64_t stall_ns);
 
+/* The peer as a run loop sees it: two questions about its out-of-band
+ * connection, asked only after PT_PEER_PROBE_NS without progress. Either
+ * pointer may be NULL (no peer: the answer is 0). */
+struct pt_peer_watch {
+	/* 1 once the peer's connection has closed or reset: it went away */
+	int (*closed)(void *arg);
+	/* 1 once the peer has written or closed: it has finished its side */
+	int (*finished)(void *arg);
+	void *arg;
+};
+/* The watch over an out-of-band channel (TCP, or rdma_cm's with -z/-R). */
+void pt_peer_watch_oob(struct pt_peer_watch *w, struct pt_oob *o);
+static inline int pt_peer_closed(const struct pt_peer_watch *w)
+{
+	return w && w->closed ? w->closed(w->arg) : 0;
+}
+static inline int pt_peer_finished(const struct pt_peer_watch *w)
+{
+	return w && w->finished ? w->finished(w->arg) : 0;
+}
+
 /* What pt_run_idle() found. */
 enum pt_run_state { PT_RUN_OK = 0, PT_RUN_PEER_GONE, PT_RUN_STALLED };
 /* pt_idle_state() plus the probe: now and last_progress in ns. */
-enum pt_run_state pt_run_idle(const struct pt_ctx *c, uint64_t now, uint64_t last_progress,
-			      uint64_t stall_ns);
+enum pt_run_state pt_run_idle(const struct pt_peer_watch *peer, uint64_t now,
+			      uint64_t last_progress, uint64_t stall_ns);
 
-/* Print a failed completion: side ("client"/"server"), the QP (index qp and
- * number), which WR (send queue or receive, its sequence seq and wr_id), the
- * status text, and whether the peer has gone. Returns -1. */
-int pt_wc_error(const struct pt_ctx *c, const struct ibv_wc *wc, const char *side, bool recv,
-		int qp, uint64_t seq);
+/* Where a failed completion was seen. */
+struct pt_wc_where {
+	const char *side;           /* "client" or "server" */
+	bool recv;                  /* a receive WR, else a send-queue WR */
+	int qp;                     /* QP index */
+	uint64_t seq;               /* the WR's sequence on that QP */
+	bool counts;                /* BW: add the QP's posted and completed counts */
+};
+/* Print a failed completion: side, the QP (index and number), which WR
+ * (send queue or receive, its sequence and wr_id), the status text, behind
+ * a flushed WR the error that caused it (still queued on r's CQs), and
+ * whether the peer has gone (peer may be NULL). Returns -1. */
+int pt_wc_error(const struct pt_res *r, const struct ibv_wc *wc, const struct pt_wc_where *at,
+		const struct pt_peer_watch *peer);
 /* SIGINT: the line above a partial row, on stdout next to the table: how
  * far the run got (done of want, or in duration mode done in elapsed_ns of
  * the window); unit is "messages" or "iterations". */
-void pt_say_partial(const struct pt_ctx *c, uint64_t done, uint64_t want, uint64_t elapsed_ns,
+void pt_say_partial(bool duration, uint64_t done, uint64_t want, uint64_t elapsed_ns,
 		    const char *unit);
 /* The line every loop prints when the peer went away mid-run; fmt says how
  * far the run got. */

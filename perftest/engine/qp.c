@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* QP state transitions, address handles and the two post paths. */
+/* QP state transitions and address handles (the post paths: post.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "engine.h"
-#include "plugin/hooks/hooks.h"
-
-#define WRID_QP_SHIFT 48
-#define WRID_IDX_MASK ((1ull << WRID_QP_SHIFT) - 1)
 
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 {
@@ -108,137 +104,9 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
 	return 0;
 }
 
-/* Small messages walk through the region one cache-line-rounded step at a
- * time, wrapping after a page (cycle buffer), as upstream does. */
-static size_t cycle_offset(const struct pt_ctx *c, uint64_t k)
-{
-	uint64_t cycle = (uint64_t)c->run.page_size, step;
-
-	/* latency tests keep one address: write_lat polls its last byte */
-	if (c->run.size > cycle / 2 || c->p->tool->kind == PT_KIND_LAT)
-		return 0;
-	step = (c->run.size + (uint64_t)c->run.cache_line - 1) / (uint64_t)c->run.cache_line * (uint64_t)c->run.cache_line;
-	if (step < (uint64_t)c->run.cache_line)
-		step = (uint64_t)c->run.cache_line;
-	return (size_t)((k % (cycle / step)) * step);
-}
-
-int pt_post_recv(struct pt_ctx *c, int i, uint64_t n)
-{
-	struct pt_qp *q = &c->res.qps[i];
-	bool ud = c->p->conn.type == PT_CONN_UD;
-	/* UD: the 40-byte GRH lands first; keep the payload cache-line aligned. */
-	size_t base = ud ? (size_t)c->run.cache_line - PT_UD_GRH : 0;
-
-	for (uint64_t j = 0; j < n; j++) {
-		uint64_t k = q->recv_posted;
-		struct ibv_sge sge = {
-			.addr = (uintptr_t)(q->recv_buf + base + (ud ? 0 : cycle_offset(c, k))),
-			.length = (uint32_t)(c->run.size + (ud ? PT_UD_GRH : 0)),
-			.lkey = c->res.mr->lkey,
-		};
-		struct ibv_recv_wr wr = {
-			.wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK),
-			.sg_list = &sge,
-			.num_sge = 1,
-		}, *bad;
-		int rc = ibv_post_recv(q->qp, &wr, &bad);
-
-		if (rc) {
-			fprintf(stderr, " Couldn't post receive %llu on QP %d: %s\n",
-				(unsigned long long)k, i, strerror(rc));
-			return -1;
-		}
-		pt_hook_post((uint32_t)i, k, 1, PT_PLUGIN_OP_RECV, wr.wr_id, 1, sge.length, 0, 0,
-			     PT_HOOK_NOW);
-		q->recv_posted++;
-	}
-	return 0;
-}
-
-/* WR k of a run is signaled every cq_mod-th and at the last one, so a
- * completion retires every earlier WR of its QP (FIFO). */
-static bool signaled(const struct pt_ctx *c, uint64_t k, uint64_t iters)
-{
-	return (k + 1) % (uint64_t)c->run.cq_mod == 0 || (iters && k + 1 == iters);
-}
-
-/* What WR k of QP i moves: the local buffer, its length, and for RDMA
- * verbs the peer's address (its advertised region, cycled like ours). */
-struct wr_target {
-	void *local;
-	uint32_t len;
-	uint64_t raddr;
-	uint32_t rkey;
-};
-
-static void wr_target(const struct pt_ctx *c, int i, uint64_t k, struct wr_target *t)
-{
-	const struct pt_qp *q = &c->res.qps[i];
-	size_t off = cycle_offset(c, k);
-
-	t->local = q->send_buf + off;
-	t->len = c->p->tool->verb == PT_VERB_ATOMIC ? 8 : (uint32_t)c->run.size;
-	t->raddr = c->peer.rem_keys[i].vaddr + off;
-	t->rkey = c->peer.rem_keys[i].rkey;
-}
-
-static bool use_inline(const struct pt_ctx *c)
-{
-	enum pt_verb v = c->p->tool->verb;
-
-	return (v == PT_VERB_SEND || v == PT_VERB_WRITE) && c->run.size <= (uint64_t)c->run.inline_size;
-}
-
-/* The builder for the tool's verb (docs/upstream-behaviour.md §10: setters follow the builder). */
-static void wr_build(const struct pt_ctx *c, struct ibv_qp_ex *qx, const struct wr_target *t)
-{
-	switch (c->p->tool->verb) {
-	case PT_VERB_WRITE:
-		ibv_wr_rdma_write(qx, t->rkey, t->raddr);
-		break;
-	case PT_VERB_READ:
-		ibv_wr_rdma_read(qx, t->rkey, t->raddr);
-		break;
-	case PT_VERB_ATOMIC:
-		if (c->p->traffic.atomic_type == PT_ATOMIC_CMP_AND_SWAP)
-			ibv_wr_atomic_cmp_swp(qx, t->rkey, t->raddr, 0, 0);
-		else
-			ibv_wr_atomic_fetch_add(qx, t->rkey, t->raddr, 1);
-		break;
-	default:
-		ibv_wr_send(qx);
-	}
-}
-
-static int post_send_new(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
-{
-	struct pt_qp *q = &c->res.qps[i];
-	struct ibv_qp_ex *qx = q->qpx;
-	bool ud = c->p->conn.type == PT_CONN_UD;
-	bool inl = use_inline(c);
-
-	ibv_wr_start(qx);
-	for (unsigned j = 0; j < n; j++) {
-		uint64_t k = q->posted + j;
-		struct wr_target t;
-
-		wr_target(c, i, k, &t);
-		qx->wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK);
-		qx->wr_flags = (signaled(c, k, iters) ? IBV_SEND_SIGNALED : 0) |
-			       (inl ? IBV_SEND_INLINE : 0);
-		wr_build(c, qx, &t);
-		if (ud)
-			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
-		if (inl)
-			ibv_wr_set_inline_data(qx, t.local, t.len);
-		else
-			ibv_wr_set_sge(qx, c->res.mr->lkey, (uintptr_t)t.local, t.len);
-	}
-	return ibv_wr_complete(qx);
-}
-
-static enum ibv_wr_opcode old_opcode(const struct pt_ctx *c)
+/* The tool's verb as the old post API's opcode; the loops and the hooks
+ * take it from the view (pt_loop_view), trace.c for the run info. */
+enum ibv_wr_opcode pt_wr_opcode(const struct pt_ctx *c)
 {
 	switch (c->p->tool->verb) {
 	case PT_VERB_WRITE: return IBV_WR_RDMA_WRITE;
@@ -248,86 +116,4 @@ static enum ibv_wr_opcode old_opcode(const struct pt_ctx *c)
 		       IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
 	default: return IBV_WR_SEND;
 	}
-}
-
-uint32_t pt_wr_plugin_opcode(const struct pt_ctx *c)
-{
-	return pt_plugin_op_of_wr(old_opcode(c));
-}
-
-static int post_send_old(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
-{
-	enum { MAX_CHAIN = 64 };
-	struct pt_qp *q = &c->res.qps[i];
-	struct ibv_send_wr wr[MAX_CHAIN], *bad;
-	struct ibv_sge sge[MAX_CHAIN];
-	enum ibv_wr_opcode op = old_opcode(c);
-	bool inl = use_inline(c);
-	unsigned done = 0;
-
-	while (done < n) {
-		unsigned m = n - done > MAX_CHAIN ? MAX_CHAIN : n - done;
-		int rc;
-
-		for (unsigned j = 0; j < m; j++) {
-			uint64_t k = q->posted + done + j;
-			struct wr_target t;
-
-			wr_target(c, i, k, &t);
-			sge[j] = (struct ibv_sge){
-				.addr = (uintptr_t)t.local, .length = t.len, .lkey = c->res.mr->lkey,
-			};
-			wr[j] = (struct ibv_send_wr){
-				.wr_id = ((uint64_t)i << WRID_QP_SHIFT) | (k & WRID_IDX_MASK),
-				.next = j + 1 < m ? &wr[j + 1] : NULL,
-				.sg_list = &sge[j],
-				.num_sge = 1,
-				.opcode = op,
-				.send_flags = (signaled(c, k, iters) ? IBV_SEND_SIGNALED : 0) |
-					      (inl ? IBV_SEND_INLINE : 0),
-			};
-			if (c->p->conn.type == PT_CONN_UD) {
-				wr[j].wr.ud.ah = q->ah;
-				wr[j].wr.ud.remote_qpn = q->remote_qpn;
-				wr[j].wr.ud.remote_qkey = q->remote_qkey;
-			} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_READ) {
-				wr[j].wr.rdma.remote_addr = t.raddr;
-				wr[j].wr.rdma.rkey = t.rkey;
-			} else if (op != IBV_WR_SEND) {
-				wr[j].wr.atomic.remote_addr = t.raddr;
-				wr[j].wr.atomic.rkey = t.rkey;
-				wr[j].wr.atomic.compare_add = op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
-				wr[j].wr.atomic.swap = 0;
-			}
-		}
-		rc = ibv_post_send(q->qp, wr, &bad);
-		if (rc)
-			return rc;
-		done += m;
-	}
-	return 0;
-}
-
-int pt_post_send(struct pt_ctx *c, int i, unsigned n, uint64_t iters)
-{
-	int rc = c->res.qps[i].qpx ? post_send_new(c, i, n, iters) : post_send_old(c, i, n, iters);
-
-	if (rc) {
-		fprintf(stderr, " Couldn't post send on QP %d: %s (posted %llu)\n", i, strerror(rc),
-			(unsigned long long)c->res.qps[i].posted);
-		return -1;
-	}
-	c->res.qps[i].posted += n;
-	return 0;
-}
-
-/* Decode a completion's wr_id (set above). */
-int pt_wrid_qp(uint64_t wr_id)
-{
-	return (int)(wr_id >> WRID_QP_SHIFT);
-}
-
-uint64_t pt_wrid_index(uint64_t wr_id)
-{
-	return wr_id & WRID_IDX_MASK;
 }

@@ -7,6 +7,7 @@
  * peer's out-of-band connection closing (it died: on rxe an RC sender would
  * otherwise retry forever, as retry_cnt 7 means "no limit" there). SIGINT
  * ends the run with what was measured so far (m->interrupted). */
+#define PT_LOOP_VIEW_ONLY
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "util/cpustat.h"
-#include "engine.h"
+#include "loop.h"
 #include "fault.h"
 #include "perftest/report/bw_peak.h"
 #include "plugin/hooks/hooks.h"
@@ -34,26 +35,26 @@ struct window {
 	bool start_on_rx;                           /* duration starts at the first receive */
 };
 
-static void window_init(struct window *w, const struct pt_params *p, uint64_t now)
+static void window_init(struct window *w, const struct pt_loop_opts *o, uint64_t now)
 {
 	const uint64_t s = 1000000000ull;
 
 	memset(w, 0, sizeof(*w));
-	w->duration = p->traffic.test_type == PT_TEST_DURATION;
-	w->infinite = p->traffic.run_infinitely;
+	w->duration = o->duration;
+	w->infinite = o->infinite;
 	w->t_start = now;
-	w->t_sample = now + (uint64_t)p->traffic.margin * s;
-	w->t_stop = now + (uint64_t)(p->traffic.duration - p->traffic.margin) * s;
-	w->t_end = now + (uint64_t)p->traffic.duration * s;
+	w->t_sample = now + (uint64_t)o->margin_s * s;
+	w->t_stop = now + (uint64_t)(o->duration_s - o->margin_s) * s;
+	w->t_end = now + (uint64_t)o->duration_s * s;
 	if (w->infinite) {
 		w->t_sample = now;
 		w->t_stop = w->t_end = UINT64_MAX;
-		w->period_ns = (uint64_t)p->traffic.duration * s;
+		w->period_ns = (uint64_t)o->duration_s * s;
 		w->t_period = now;
 	}
-	w->cpu = p->report.cpu_util && !w->infinite;
+	w->cpu = o->cpu_util && !w->infinite;
 	w->last_progress = now;
-	w->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * s : UINT64_MAX;
+	w->stall_ns = o->stall_ns;
 }
 
 static bool in_sample(const struct window *w, uint64_t now)
@@ -63,7 +64,8 @@ static bool in_sample(const struct window *w, uint64_t now)
 
 /* Once per loop turn: CPU samples at the window's edges, and the periodic
  * row of --run_infinitely. */
-static void window_tick(struct pt_ctx *c, struct window *w, struct pt_bw_meas *m, uint64_t now)
+static void window_tick(const struct pt_loop *l, struct window *w, struct pt_bw_meas *m,
+			uint64_t now)
 {
 	if (w->cpu && !w->cpu_a.valid && now >= w->t_sample)
 		pt_cpu_read(NULL, &w->cpu_a);
@@ -72,8 +74,8 @@ static void window_tick(struct pt_ctx *c, struct window *w, struct pt_bw_meas *m
 		m->cpu_util = pt_cpu_util(&w->cpu_a, &w->cpu_b);
 	}
 	if (w->infinite && now - w->t_period >= w->period_ns) {
-		if (m->on_period)
-			m->on_period(c, m->msgs - w->period_msgs, now - w->t_period);
+		if (l->period_row)
+			l->period_row(l->period_arg, m->msgs - w->period_msgs, now - w->t_period);
 		w->period_msgs = m->msgs;
 		w->t_period = now;
 	}
@@ -82,9 +84,9 @@ static void window_tick(struct pt_ctx *c, struct window *w, struct pt_bw_meas *m
 /* -e: nothing to poll, so sleep on the completion channel. The CQs are
  * armed first and polled once more (a completion may have slipped in before
  * the arming); the sleep is capped so the window and stall checks still run. */
-static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, struct ibv_cq *b)
+static int wait_event(const struct pt_loop *l, struct window *w, struct ibv_cq *a, struct ibv_cq *b)
 {
-	struct pollfd pfd = { .fd = c->res.channel->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = l->res->channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 
@@ -101,7 +103,7 @@ static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, stru
 		return 0;
 	}
 	if (poll(&pfd, 1, 100) == 1) {
-		if (ibv_get_cq_event(c->res.channel, &ev_cq, &ev_ctx)) {
+		if (ibv_get_cq_event(l->res->channel, &ev_cq, &ev_ctx)) {
 			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
 			return -1;
 		}
@@ -111,29 +113,17 @@ static int wait_event(struct pt_ctx *c, struct window *w, struct ibv_cq *a, stru
 	return 0;
 }
 
-/* The peer closed or wrote on the OOB socket: it has finished (or was
- * stopped). Cheap enough for the empty-poll path only. */
-static bool peer_done(const struct pt_ctx *c)
+static int meas_alloc(const struct pt_loop *l, struct pt_bw_meas *m, bool peak)
 {
-	struct pollfd pfd = { .fd = c->peer.oob.fd, .events = POLLIN };
-
-	return c->peer.oob.fd >= 0 && poll(&pfd, 1, 0) == 1;
-}
-
-static int meas_alloc(const struct pt_ctx *c, struct pt_bw_meas *m, bool peak)
-{
-	uint64_t n = c->p->traffic.iters * (uint64_t)c->res.num_qps;
-	pt_bw_period_fn on_period = m->on_period;   /* the caller's, kept */
+	uint64_t n = l->opt.iters * (uint64_t)l->res->num_qps;
 
 	memset(m, 0, sizeof(*m));
-	m->on_period = on_period;
 	m->cpu_util = -1;
-	if (!peak || c->p->report.no_peak || c->p->traffic.test_type == PT_TEST_DURATION || !n)
+	if (!peak || !l->opt.peak || !n)
 		return 0;
 	/* a few KiB whatever n (perftest/report/bw_peak.h) */
 	m->peak = malloc(sizeof(*m->peak));
-	if (!m->peak || pt_bw_peak_init(m->peak, n, (unsigned)c->p->traffic.post_list,
-					(unsigned)c->run.cq_mod)) {
+	if (!m->peak || pt_bw_peak_init(m->peak, n, l->opt.post_list, (unsigned)l->run->cq_mod)) {
 		fprintf(stderr, " Couldn't set up the BW peak of %llu messages\n", (unsigned long long)n);
 		free(m->peak);
 		m->peak = NULL;
@@ -151,10 +141,10 @@ void pt_bw_meas_free(struct pt_bw_meas *m)
 
 /* No progress lately: -1 once the peer has gone or the run stalled (said on
  * stderr), else 0. what/got/want describe how far the run got. */
-static int stalled(const struct pt_ctx *c, const struct window *w, uint64_t now, const char *what,
+static int stalled(const struct pt_loop *l, const struct window *w, uint64_t now, const char *what,
 		   uint64_t got, uint64_t want)
 {
-	switch (pt_run_idle(c, now, w->last_progress, w->stall_ns)) {
+	switch (pt_run_idle(&l->peer, now, w->last_progress, w->stall_ns)) {
 	case PT_RUN_PEER_GONE:
 		pt_say_peer_gone("Total %s=%llu, Total Iters Required=%llu", what,
 				 (unsigned long long)got, (unsigned long long)want);
@@ -187,16 +177,17 @@ static int peak_nomem(void)
 }
 
 /* Post on every QP as far as its window allows. */
-static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, uint64_t *posted_total)
+static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
+		       uint64_t *posted_total)
 {
-	unsigned pl = (unsigned)c->p->traffic.post_list;
-	uint32_t op = pt_wr_plugin_opcode(c);
+	unsigned pl = l->opt.post_list;
+	uint32_t op = pt_plugin_op_of_wr(l->opt.opcode);
 
-	for (int i = 0; i < c->res.num_qps; i++) {
-		struct pt_qp *q = &c->res.qps[i];
+	for (int i = 0; i < l->res->num_qps; i++) {
+		struct pt_qp *q = &l->res->qps[i];
 
 		while ((!iters || q->posted < iters) &&
-		       q->posted + pl <= (uint64_t)c->run.tx_depth + q->completed) {
+		       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
 			uint64_t t = PT_HOOK_NOW, first = q->posted;
 
 			if (m->peak) {
@@ -204,7 +195,7 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 				if (pt_bw_peak_post(m->peak, t))
 					return peak_nomem();
 			}
-			if (pt_post_send(c, i, pl, iters))
+			if (pt_post_send(l, i, pl, iters))
 				return -1;
 			/* a plain WR, the bulk of the run, takes the cheaper hook */
 			if (__builtin_expect(pt_hooks_on, 0)) {
@@ -214,8 +205,8 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 				if (pl == 1 && !last)
 					pt_hook_post_one((uint32_t)i, first, wr_id, t);
 				else
-					pt_hook_post((uint32_t)i, first, pl, op, wr_id, 1, (uint32_t)c->run.size,
-						     (uint32_t)c->run.cq_mod,
+					pt_hook_post((uint32_t)i, first, pl, op, wr_id, 1, (uint32_t)l->run->size,
+						     (uint32_t)l->run->cq_mod,
 						     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
 			}
 			*posted_total += pl;
@@ -224,12 +215,24 @@ static int post_window(struct pt_ctx *c, struct pt_bw_meas *m, uint64_t iters, u
 	return 0;
 }
 
+/* A failed completion: said on stderr (which QP and WR, the cause), -1. */
+static int wc_failed(const struct pt_loop *l, const struct ibv_wc *wc, bool recv)
+{
+	struct pt_wc_where at = {
+		.side = l->opt.is_client ? "client" : "server", .recv = recv,
+		.qp = pt_wrid_qp(wc->wr_id), .seq = pt_wrid_index(wc->wr_id), .counts = true,
+	};
+
+	return pt_wc_error(l->res, wc, &at, &l->peer);
+}
+
 /* Retire send completions; each retires every earlier WR of its QP. */
-static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, uint64_t *done_total)
+static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w,
+		     uint64_t *done_total)
 {
 	struct ibv_wc wc[POLL_BATCH];
 	uint64_t hw[POLL_BATCH], now;   /* NIC CQE times, with hardware timestamps */
-	int n = pt_poll_cq(&c->res, false, POLL_BATCH, wc, hw);
+	int n = pt_poll_cq(l->res, false, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the send CQ failed");
@@ -244,11 +247,10 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 		uint64_t upto, credit;
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id), &wc[k], false,
-			   now, pt_hw_ns(&c->res, hw, k));
+			   now, pt_hw_ns(l->res, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
-			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", false,
-					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
-		q = &c->res.qps[pt_wrid_qp(wc[k].wr_id)];
+			return wc_failed(l, &wc[k], false);
+		q = &l->res->qps[pt_wrid_qp(wc[k].wr_id)];
 		upto = pt_wrid_index(wc[k].wr_id) + 1;
 		credit = upto - q->completed;
 		q->completed = upto;
@@ -262,43 +264,43 @@ static int poll_send(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	return n;
 }
 
-static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now);
+static bool sender_done(const struct pt_loop *l, const struct window *w, uint64_t now);
 
-static void reset_counters(struct pt_ctx *c)
+static void reset_counters(const struct pt_loop *l)
 {
-	for (int i = 0; i < c->res.num_qps; i++) {
-		c->res.qps[i].posted = c->res.qps[i].completed = 0;
-		c->res.qps[i].received = 0;
+	for (int i = 0; i < l->res->num_qps; i++) {
+		l->res->qps[i].posted = l->res->qps[i].completed = 0;
+		l->res->qps[i].received = 0;
 	}
 }
 
-int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
+int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 {
-	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->res.num_qps;
+	uint64_t iters = l->opt.iters, want = iters * (uint64_t)l->res->num_qps;
 	uint64_t posted = 0, done = 0, now;
 	struct window w;
 	int n;
 
-	if (meas_alloc(c, m, true))
+	if (meas_alloc(l, m, true))
 		return -1;
-	reset_counters(c);
-	window_init(&w, c->p, pt_now_ns());
+	reset_counters(l);
+	window_init(&w, &l->opt, pt_now_ns());
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? now >= w.t_end : done >= want)
 			break;
-		window_tick(c, &w, m, now);
-		if (post_window(c, m, iters, &posted) || (n = poll_send(c, m, &w, &done)) < 0)
+		window_tick(l, &w, m, now);
+		if (post_window(l, m, iters, &posted) || (n = poll_send(l, m, &w, &done)) < 0)
 			return -1;
-		if (n == 0 && c->res.channel && wait_event(c, &w, c->res.send_cq, NULL))
+		if (n == 0 && l->res->channel && wait_event(l, &w, l->res->send_cq, NULL))
 			return -1;
 		if (pt_interrupted) {
 			m->interrupted = !w.infinite;
 			break;
 		}
-		if (w.infinite && sender_done(c, &w, now))
+		if (w.infinite && sender_done(l, &w, now))
 			break;
-		if (stalled(c, &w, now, "send completion", done, want))
+		if (stalled(l, &w, now, "send completion", done, want))
 			return -1;
 	}
 	if (m->interrupted) {
@@ -312,12 +314,12 @@ int pt_run_bw_send(struct pt_ctx *c, struct pt_bw_meas *m)
 }
 
 /* Retire receive completions and repost while more are needed. */
-static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, uint64_t *got,
+static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w, uint64_t *got,
 		     uint64_t *t_first, uint64_t *t_last)
 {
 	struct ibv_wc wc[POLL_BATCH];
-	uint64_t iters = c->p->traffic.iters, now, hw[POLL_BATCH];
-	int n = pt_poll_cq(&c->res, true, POLL_BATCH, wc, hw);
+	uint64_t iters = l->opt.iters, now, hw[POLL_BATCH];
+	int n = pt_poll_cq(l->res, true, POLL_BATCH, wc, hw);
 
 	if (n < 0) {
 		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the receive CQ failed");
@@ -330,23 +332,22 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
 	if (!*t_first) {
 		*t_first = now;
 		if (w->duration && w->start_on_rx) /* a receiver's clock starts with its first message */
-			window_init(w, c->p, now);
+			window_init(w, &l->opt, now);
 	}
 	*t_last = now;
 	for (int k = 0; k < n; k++) {
 		int i;
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now,
-			   pt_hw_ns(&c->res, hw, k));
+			   pt_hw_ns(l->res, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
-			return pt_wc_error(c, &wc[k], c->p->oob.is_client ? "client" : "server", true,
-					   pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id));
+			return wc_failed(l, &wc[k], true);
 		i = pt_wrid_qp(wc[k].wr_id);
-		c->res.qps[i].received++;
+		l->res->qps[i].received++;
 		(*got)++;
 		if (in_sample(w, now))
 			m->msgs++;
-		if ((w->duration || c->res.qps[i].recv_posted < iters) && pt_post_recv(c, i, 1))
+		if ((w->duration || l->res->qps[i].recv_posted < iters) && pt_post_recv(l, i, 1))
 			return -1;
 	}
 	PT_TEST_STOP(PT_STAGE_RUN);
@@ -358,45 +359,45 @@ static int poll_recv(struct pt_ctx *c, struct pt_bw_meas *m, struct window *w, u
  * second); --run_infinitely ends when the peer stops. Checked only after
  * 200 ms without a completion. A UD sender whose connection closed did not
  * finish: it went away (stalled() says so). */
-static bool sender_done(struct pt_ctx *c, const struct window *w, uint64_t now)
+static bool sender_done(const struct pt_loop *l, const struct window *w, uint64_t now)
 {
 	if (now <= w->last_progress || now - w->last_progress < PT_PEER_PROBE_NS)
 		return false;
 	if (w->infinite)
-		return peer_done(c);
-	if (w->duration || c->p->conn.type != PT_CONN_UD)
+		return pt_peer_finished(&l->peer);
+	if (w->duration || !l->opt.ud)
 		return false;
-	if (c->p->mcast.connectionless)
+	if (l->opt.connectionless)
 		return now - w->last_progress >= 1000000000ull;
-	return peer_done(c) && !pt_fd_peer_closed(c->peer.oob.fd);
+	return pt_peer_finished(&l->peer) && !pt_peer_closed(&l->peer);
 }
 
-int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
+int pt_run_bw_recv(const struct pt_loop *l, struct pt_bw_meas *m)
 {
-	uint64_t want = c->p->traffic.iters * (uint64_t)c->res.num_qps;
+	uint64_t want = l->opt.iters * (uint64_t)l->res->num_qps;
 	uint64_t got = 0, t_first = 0, t_last = 0, now;
 	struct window w;
 	int n;
 
-	meas_alloc(c, m, false);
-	reset_counters(c);
-	window_init(&w, c->p, pt_now_ns());
+	meas_alloc(l, m, false);
+	reset_counters(l);
+	window_init(&w, &l->opt, pt_now_ns());
 	w.start_on_rx = true;
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? (t_first && now >= w.t_end) : got >= want)
 			break;
 		if (t_first)
-			window_tick(c, &w, m, now);
-		if ((n = poll_recv(c, m, &w, &got, &t_first, &t_last)) < 0)
+			window_tick(l, &w, m, now);
+		if ((n = poll_recv(l, m, &w, &got, &t_first, &t_last)) < 0)
 			return -1;
-		if (n == 0 && c->res.channel && wait_event(c, &w, c->res.recv_cq, NULL))
+		if (n == 0 && l->res->channel && wait_event(l, &w, l->res->recv_cq, NULL))
 			return -1;
 		if (pt_interrupted) {
 			m->interrupted = !w.infinite;
 			break;
 		}
-		if (got && sender_done(c, &w, now)) {
+		if (got && sender_done(l, &w, now)) {
 			if (w.infinite)
 				break;
 			m->lost = want - got;
@@ -405,7 +406,7 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 				(unsigned long long)got);
 			break;
 		}
-		if (stalled(c, &w, now, "message received", got, want))
+		if (stalled(l, &w, now, "message received", got, want))
 			return -1;
 	}
 	if (m->interrupted) {
@@ -423,41 +424,41 @@ int pt_run_bw_recv(struct pt_ctx *c, struct pt_bw_meas *m)
 
 /* -b: both directions at once; the server starts sending (and its clock)
  * on its first receive. */
-int pt_run_bw_bidir(struct pt_ctx *c, struct pt_bw_meas *m)
+int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m)
 {
-	uint64_t iters = c->p->traffic.iters, want = iters * (uint64_t)c->res.num_qps;
+	uint64_t iters = l->opt.iters, want = iters * (uint64_t)l->res->num_qps;
 	uint64_t posted = 0, done = 0, got = 0, t_first = 0, t_last = 0, now;
 	struct pt_bw_meas rx = { 0 };
-	bool client = c->p->oob.is_client;
+	bool client = l->opt.is_client;
 	struct window w;
 	int ns, nr;
 
 	/* the peak of this side's sends; -b adds the peer's, as 6.06 does */
-	if (meas_alloc(c, m, true))
+	if (meas_alloc(l, m, true))
 		return -1;
-	reset_counters(c);
-	window_init(&w, c->p, pt_now_ns());
+	reset_counters(l);
+	window_init(&w, &l->opt, pt_now_ns());
 	w.start_on_rx = !client;
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? now >= w.t_end : (done >= want && got >= want))
 			break;
 		if (client || t_first)
-			window_tick(c, &w, m, now);
-		if ((client || t_first) && post_window(c, m, iters, &posted))
+			window_tick(l, &w, m, now);
+		if ((client || t_first) && post_window(l, m, iters, &posted))
 			return -1;
-		if ((ns = poll_send(c, m, &w, &done)) < 0 ||
-		    (nr = poll_recv(c, &rx, &w, &got, &t_first, &t_last)) < 0)
+		if ((ns = poll_send(l, m, &w, &done)) < 0 ||
+		    (nr = poll_recv(l, &rx, &w, &got, &t_first, &t_last)) < 0)
 			return -1;
-		if (ns + nr == 0 && c->res.channel && wait_event(c, &w, c->res.send_cq, c->res.recv_cq))
+		if (ns + nr == 0 && l->res->channel && wait_event(l, &w, l->res->send_cq, l->res->recv_cq))
 			return -1;
 		if (pt_interrupted) {
 			m->interrupted = !w.infinite;
 			break;
 		}
-		if (w.infinite && sender_done(c, &w, now))
+		if (w.infinite && sender_done(l, &w, now))
 			break;
-		if (stalled(c, &w, now, "completion", done + got, 2 * want))
+		if (stalled(l, &w, now, "completion", done + got, 2 * want))
 			return -1;
 	}
 	if (m->interrupted) {

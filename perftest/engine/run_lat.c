@@ -13,19 +13,20 @@
  * (bounded memory, results.h). Every wait is bounded, and ends early when
  * the peer's out-of-band connection closes (see run_bw.c). SIGINT ends the
  * run with the samples taken so far (m->interrupted). */
+#define PT_LOOP_VIEW_ONLY
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/clock.h"
 #include "util/err.h"
-#include "engine.h"
+#include "loop.h"
 #include "perftest/report/results.h"
 #include "fault.h"
 #include "plugin/hooks/hooks.h"
 
 struct lat_run {
-	struct pt_ctx *c;
+	const struct pt_loop *l;
 	struct pt_lat_meas *m;
 	bool duration, started;
 	bool failed;                /* a wait gave up: peer gone or stalled (said) */
@@ -37,28 +38,27 @@ struct lat_run {
 
 static void lat_start(struct lat_run *r, uint64_t now)
 {
-	const struct pt_traffic_params *t = &r->c->p->traffic;
+	const struct pt_loop_opts *o = &r->l->opt;
 	const uint64_t s = 1000000000ull;
 
 	r->started = true;
-	r->t_sample = now + (uint64_t)t->margin * s;
-	r->t_stop = now + (uint64_t)(t->duration - t->margin) * s;
-	r->t_end = now + (uint64_t)t->duration * s;
+	r->t_sample = now + (uint64_t)o->margin_s * s;
+	r->t_stop = now + (uint64_t)(o->duration_s - o->margin_s) * s;
+	r->t_end = now + (uint64_t)o->duration_s * s;
 }
 
 /* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
-static int lat_init(struct lat_run *r, struct pt_ctx *c, struct pt_lat_meas *m)
+static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *m)
 {
-	const struct pt_params *p = c->p;
-	uint64_t iters = p->traffic.iters;
+	uint64_t iters = l->opt.iters;
 
 	memset(r, 0, sizeof(*r));
 	memset(m, 0, sizeof(*m));
-	r->c = c;
+	r->l = l;
 	r->m = m;
-	r->duration = p->traffic.test_type == PT_TEST_DURATION;
+	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();
-	r->stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * 1000000000ull : UINT64_MAX;
+	r->stall_ns = l->opt.stall_ns;
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
@@ -98,10 +98,10 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 		return false;
 	if (r->duration && r->started && now >= r->t_end)
 		return false;
-	switch (pt_run_idle(r->c, now, r->last_progress, r->stall_ns)) {
+	switch (pt_run_idle(&r->l->peer, now, r->last_progress, r->stall_ns)) {
 	case PT_RUN_PEER_GONE:
 		pt_say_peer_gone("%llu of %llu iterations done", (unsigned long long)r->i,
-				 (unsigned long long)r->c->p->traffic.iters);
+				 (unsigned long long)r->l->opt.iters);
 		break;
 	case PT_RUN_STALLED:
 		fprintf(stderr, " No %s for %llu seconds, exiting.\n", what,
@@ -144,7 +144,7 @@ static void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
  * still run, and acked. An event of the other CQ only wakes us early. */
 static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 {
-	struct pollfd pfd = { .fd = r->c->res.channel->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = r->l->res->channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 
@@ -159,7 +159,7 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 		return 0;
 	}
 	if (poll(&pfd, 1, 100) == 1) {
-		if (ibv_get_cq_event(r->c->res.channel, &ev_cq, &ev_ctx)) {
+		if (ibv_get_cq_event(r->l->res->channel, &ev_cq, &ev_ctx)) {
 			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
 			return -1;
 		}
@@ -169,16 +169,27 @@ static int lat_sleep(struct lat_run *r, struct ibv_cq *cq)
 	return 0;
 }
 
+/* A failed completion on QP 0: said on stderr, -1. Sends restart their
+ * numbering every iteration (post_one): the iteration is the WR's number. */
+static int wc_failed(const struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side)
+{
+	struct pt_wc_where at = {
+		.side = side, .recv = recv, .qp = 0, .seq = recv ? pt_wrid_index(wc->wr_id) : r->i,
+	};
+
+	return pt_wc_error(r->l->res, wc, &at, &r->l->peer);
+}
+
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
  * completion's NIC time when the CQ stamps them (pt_hw_ns). */
 static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc *wc,
 		   uint64_t *hw_ns)
 {
-	struct ibv_cq *cq = recv ? r->c->res.recv_cq : r->c->res.send_cq;
+	struct ibv_cq *cq = recv ? r->l->res->recv_cq : r->l->res->send_cq;
 
 	for (;;) {
-		int n = pt_poll_cq(&r->c->res, recv, 1, wc, hw_ns);
+		int n = pt_poll_cq(r->l->res, recv, 1, wc, hw_ns);
 		uint64_t now;
 
 		if (n < 0) {
@@ -191,20 +202,19 @@ static int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc
 				PT_TEST_STOP(PT_STAGE_RUN);
 				return 1;
 			}
-			/* sends restart their numbering every iteration (post_one) */
-			return pt_wc_error(r->c, wc, side, recv, 0, recv ? pt_wrid_index(wc->wr_id) : r->i);
+			return wc_failed(r, wc, recv, side);
 		}
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "completion"))
 			return wait_ended(r, now);
-		if (r->c->res.channel && lat_sleep(r, cq))
+		if (r->l->res->channel && lat_sleep(r, cq))
 			return -1;
 	}
 }
 
 static bool more(const struct lat_run *r, uint64_t i)
 {
-	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->c->p->traffic.iters;
+	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->l->opt.iters;
 }
 
 static int lat_end(struct lat_run *r)
@@ -222,14 +232,14 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 	int rc;
 
 	/* per-iteration numbering restarts the signaling rule every WR */
-	r->c->res.qps[0].posted = 0;
-	if (pt_post_send(r->c, 0, 1, 1))
+	r->l->res->qps[0].posted = 0;
+	if (pt_post_send(r->l, 0, 1, 1))
 		return -1;
-	pt_hook_post(0, i, 1, pt_wr_plugin_opcode(r->c), 0, 1, (uint32_t)r->c->run.size, 1,
+	pt_hook_post(0, i, 1, pt_plugin_op_of_wr(r->l->opt.opcode), 0, 1, (uint32_t)r->l->run->size, 1,
 		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
 	rc = wait_cq(r, false, side, &wc, &hw_ns);
 	if (rc == 1)
-		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(&r->c->res, &hw_ns, 0));
+		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(r->l->res, &hw_ns, 0));
 	return rc;
 }
 
@@ -237,28 +247,28 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 /* send_lat: wait for the peer's message, record it, repost while more are due. */
 static int recv_one(struct lat_run *r, const char *side)
 {
-	struct pt_ctx *c = r->c;
+	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
 	int rc = wait_cq(r, true, side, &wc, &hw_ns);
 
 	if (rc <= 0)
 		return rc;
-	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(&c->res, &hw_ns, 0));
-	if ((r->duration || c->res.qps[0].recv_posted < c->p->traffic.iters) && pt_post_recv(c, 0, 1))
+	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(l->res, &hw_ns, 0));
+	if ((r->duration || l->res->qps[0].recv_posted < l->opt.iters) && pt_post_recv(l, 0, 1))
 		return -1;
 	return 1;
 }
 
-int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
+int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 {
-	bool client = c->p->oob.is_client;
+	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
 	struct lat_run r;
 	uint64_t i;
 	int rc;
 
-	if (lat_init(&r, c, m))
+	if (lat_init(&r, l, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
 		if ((!client || i > 0) && (rc = recv_one(&r, side)) <= 0)
@@ -277,7 +287,7 @@ int pt_run_lat_send(struct pt_ctx *c, struct pt_lat_meas *m)
  * region) reaches want. */
 static int wait_byte(struct lat_run *r, uint8_t want)
 {
-	volatile uint8_t *last = r->c->res.qps[0].recv_buf + r->c->run.size - 1;
+	volatile uint8_t *last = r->l->res->qps[0].recv_buf + r->l->run->size - 1;
 
 	while (*last != want) {
 		uint64_t now = pt_now_ns();
@@ -289,16 +299,16 @@ static int wait_byte(struct lat_run *r, uint8_t want)
 	return 1;
 }
 
-int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m)
+int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 {
-	bool client = c->p->oob.is_client;
+	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
-	uint8_t *payload_last = c->res.qps[0].send_buf + c->run.size - 1;
+	uint8_t *payload_last = l->res->qps[0].send_buf + l->run->size - 1;
 	struct lat_run r;
 	uint64_t i;
 	int rc;
 
-	if (lat_init(&r, c, m))
+	if (lat_init(&r, l, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
 		/* the server writes first; the client answers each write */
@@ -315,13 +325,13 @@ int pt_run_lat_write(struct pt_ctx *c, struct pt_lat_meas *m)
 	return lat_end(&r);
 }
 
-int pt_run_lat_read(struct pt_ctx *c, struct pt_lat_meas *m)
+int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
 {
 	struct lat_run r;
 	uint64_t i;
 	int rc;
 
-	if (lat_init(&r, c, m))
+	if (lat_init(&r, l, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
 		lat_stamp(&r, i, pt_now_ns());

@@ -83,7 +83,7 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		.hw_clock_domain = !caps.supported ? "none" :
 				   c->res.hwclock ? c->res.hwclock->domain : PT_HWCLOCK_DOMAIN_HCA,
 		.sw_clock = "CLOCK_MONOTONIC_RAW",
-		.send_opcode = sends ? pt_wr_plugin_opcode(c) : PT_PLUGIN_OP_OTHER,
+		.send_opcode = sends ? pt_plugin_op_of_wr(pt_wr_opcode(c)) : PT_PLUGIN_OP_OTHER,
 	};
 	if (pt_hooks_run_start(&info, err, sizeof(err))) {
 		fprintf(stderr, " %s\n", err);
@@ -95,7 +95,7 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 	return 0;
 }
 
-int pt_trace_end(struct pt_ctx *c, int status, uint64_t elapsed_ns)
+int pt_trace_end(int status, uint64_t elapsed_ns)
 {
 	struct pt_plugin_run_end end = {
 		.struct_size = sizeof(end), .run = run ? run - 1 : 0, .status = status,
@@ -103,7 +103,6 @@ int pt_trace_end(struct pt_ctx *c, int status, uint64_t elapsed_ns)
 	};
 	char err[256];
 
-	(void)c;
 	if (!pt_hooks_on)
 		return 0;
 	if (pt_hooks_run_end(&end, err, sizeof(err))) {

@@ -94,9 +94,11 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	return 0;
 }
 
-/* --run_infinitely: one row per period, from that period's messages. */
-void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
+/* --run_infinitely: one row per period, from that period's messages
+ * (the loop's period_row; arg is the context). */
+static void period_row(void *arg, uint64_t msgs, uint64_t ns)
 {
+	struct pt_ctx *c = arg;
 	struct pt_bw_input in = {
 		.size = c->run.size, .iters = msgs, .msgs = msgs, .elapsed_ns = ns ? ns : 1,
 		.gbits = c->p->report.gbits,
@@ -107,6 +109,12 @@ void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns)
 		pt_session_bw_row(c, &r);
 }
 
+void pt_bw_loop_view(struct pt_ctx *c, struct pt_loop *l)
+{
+	pt_loop_view(c, l);
+	l->period_row = period_row;
+	l->period_arg = c;
+}
 
 /* SIGINT during a run: a row from the messages completed so far (no peak,
  * no report exchange), marked partial so it is not taken for a full run. */
@@ -119,7 +127,8 @@ void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
 	};
 	struct pt_bw_result r;
 
-	pt_say_partial(c, m->msgs, p->traffic.iters * (uint64_t)c->res.num_qps, m->elapsed_ns, "messages");
+	pt_say_partial(p->traffic.test_type == PT_TEST_DURATION, m->msgs,
+		       p->traffic.iters * (uint64_t)c->res.num_qps, m->elapsed_ns, "messages");
 	if (!m->msgs || pt_bw_compute(&in, &r))
 		printf(" (nothing measured yet: no row)\n");
 	else

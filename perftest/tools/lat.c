@@ -129,7 +129,9 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 /* SIGINT: a row from the samples taken so far, marked partial. */
 static void report_partial(struct pt_ctx *c, struct pt_lat_meas *m)
 {
-	pt_say_partial(c, c->p->traffic.test_type == PT_TEST_DURATION ? m->iters : m->n,
+	bool duration = c->p->traffic.test_type == PT_TEST_DURATION;
+
+	pt_say_partial(duration, duration ? m->iters : m->n,
 		       c->p->traffic.iters, m->elapsed_ns, "iterations");
 	if (m->elapsed_ns || m->n > 1)
 		report_lat(c, m);
@@ -167,7 +169,7 @@ static int finish(struct pt_ctx *c, bool closing_barrier)
 	return pt_session_finish(c) ? PT_EXIT_FAIL : 0;
 }
 
-typedef int (*lat_loop_fn)(struct pt_ctx *c, struct pt_lat_meas *m);
+typedef int (*lat_loop_fn)(const struct pt_loop *l, struct pt_lat_meas *m);
 
 static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool barrier)
 {
@@ -175,25 +177,27 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 
 	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
 		struct pt_lat_meas m;
+		struct pt_loop l;
 		uint64_t iters = p->traffic.iters, rx = (uint64_t)c->run.rx_depth;
 		int rc;
 
 		c->run.size = s;
+		pt_loop_view(c, &l);
 		if (pt_trace_begin(c, true, post_recvs))
 			return -1;
 		if (post_recvs) {
 			c->res.qps[0].recv_posted = 0;
-			if (pt_post_recv(c, 0, iters && iters < rx ? iters : rx))
+			if (pt_post_recv(&l, 0, iters && iters < rx ? iters : rx))
 				return -1;
 		}
 		if (barrier && pt_session_barrier(c))
 			return -1;
-		rc = loop(c, &m);
+		rc = loop(&l, &m);
 		if (!rc)
 			rc = report_lat(c, &m);
 		else if (m.interrupted)
 			report_partial(c, &m);
-		if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+		if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 			rc = -1;
 		pt_lat_meas_free(&m);
 		if (rc || pt_interrupted)

@@ -13,18 +13,20 @@
 static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last)
 {
 	const struct pt_params *p = c->p;
-	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
+	struct pt_bw_meas m = { 0 };
+	struct pt_loop l;
 	int rc;
 
+	pt_bw_loop_view(c, &l);
 	if (pt_trace_begin(c, true, false) || (duplex && pt_session_barrier(c)))
 		return -1;
 	/* Debian's 6.06 has no barrier after a duplex run: the report follows. */
-	rc = pt_run_bw_send(c, &m);
+	rc = pt_run_bw_send(&l, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, true, duplex, last);
 	else if (m.interrupted)
 		pt_bw_partial(c, &m);
-	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+	if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);
 	return rc;

@@ -18,32 +18,34 @@ static bool bidir_xchg(const struct pt_ctx *c)
 static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 {
 	const struct pt_params *p = c->p;
-	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
+	struct pt_bw_meas m = { 0 };
+	struct pt_loop l;
 	uint64_t iters = p->traffic.iters;
 	uint64_t pre = (iters && iters < (uint64_t)c->run.rx_depth) ? iters : (uint64_t)c->run.rx_depth;
 	int rc;
 
+	pt_bw_loop_view(c, &l);
 	if (pt_trace_begin(c, sender, receiver))
 		return -1;
 	if (receiver)
 		for (int i = 0; i < c->res.num_qps; i++) {
 			c->res.qps[i].recv_posted = 0;
-			if (pt_post_recv(c, i, pre))
+			if (pt_post_recv(&l, i, pre))
 				return -1;
 		}
 	if (pt_session_barrier(c))
 		return -1;
 	if (sender && receiver)
-		rc = pt_run_bw_bidir(c, &m);
+		rc = pt_run_bw_bidir(&l, &m);
 	else if (sender)
-		rc = pt_run_bw_send(c, &m);
+		rc = pt_run_bw_send(&l, &m);
 	else
-		rc = pt_run_bw_recv(c, &m);
+		rc = pt_run_bw_recv(&l, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, sender, bidir_xchg(c), NULL);
 	else if (m.interrupted)
 		pt_bw_partial(c, &m);
-	if (pt_trace_end(c, rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+	if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);
 	return rc;
@@ -53,29 +55,31 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 static int connectionless_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
+	struct pt_bw_meas m = { 0 };
+	struct pt_loop l;
+	int rc;
 
 	memcpy(c->mcast.mgid, p->mcast.mgid, 16);
 	/* a receive-only UD QP needs RTR to accept packets; no peer data is used */
 	if (pt_qps_connect(c, false) || pt_mcast_attach(c) || pt_session_print_header(c) ||
 	    pt_trace_begin(c, false, true))
 		return PT_EXIT_FAIL;
+	pt_bw_loop_view(c, &l);
 	for (int i = 0; i < c->res.num_qps; i++) {
 		uint64_t iters = p->traffic.iters;
 
-		if (pt_post_recv(c, i, iters && iters < (uint64_t)c->run.rx_depth ? iters : (uint64_t)c->run.rx_depth))
+		if (pt_post_recv(&l, i, iters && iters < (uint64_t)c->run.rx_depth ? iters : (uint64_t)c->run.rx_depth))
 			return PT_EXIT_FAIL;
 	}
 	if (p->report.output == PT_OUTPUT_FULL)
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	fflush(stdout);
-	struct pt_bw_meas m = { .on_period = pt_bw_period_row };
-	int rc = pt_run_bw_recv(c, &m);
-
+	rc = pt_run_bw_recv(&l, &m);
 	if (!rc && !p->traffic.run_infinitely)
 		rc = pt_bw_report(c, &m, false, false, NULL);
 	else if (m.interrupted)
 		pt_bw_partial(c, &m);
-	if (pt_trace_end(c, rc ? -1 : 0, m.elapsed_ns))
+	if (pt_trace_end(rc ? -1 : 0, m.elapsed_ns))
 		rc = -1;
 	pt_bw_meas_free(&m);
 	if (rc)

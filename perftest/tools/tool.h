@@ -30,8 +30,9 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 void pt_bw_check_limits(struct pt_ctx *c, const struct pt_bw_result *r);
 /* A row of this process missed a limit: the exit status is 1. */
 bool pt_bw_limits_failed(void);
-/* --run_infinitely: one row per period (struct pt_bw_meas.on_period). */
-void pt_bw_period_row(struct pt_ctx *c, uint64_t msgs, uint64_t ns);
+/* The loops' view of a BW run (pt_loop_view) with --run_infinitely's
+ * periodic row (one per period, from that period's messages). */
+void pt_bw_loop_view(struct pt_ctx *c, struct pt_loop *l);
 /* An interrupted run (m->interrupted): what was measured, marked partial. */
 void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m);
 

@@ -145,20 +145,22 @@ static void test_peer_reset_probe(void **state)
 static void test_run_idle(void **state)
 {
 	static struct pt_ctx c;
+	struct pt_peer_watch w;
 	int sv[2];
 	uint64_t t = 100 * S;
 
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	c.peer.oob.fd = sv[0];
-	assert_int_equal(pt_run_idle(&c, t, t + 1, 5 * S), PT_RUN_OK); /* clock read before the poll */
-	assert_int_equal(pt_run_idle(&c, t + 1000, t, 5 * S), PT_RUN_OK);
-	assert_int_equal(pt_run_idle(&c, t + S, t, 5 * S), PT_RUN_OK);
-	assert_int_equal(pt_run_idle(&c, t + 5 * S, t, 5 * S), PT_RUN_STALLED);
+	pt_peer_watch_oob(&w, &c.peer.oob);
+	assert_int_equal(pt_run_idle(&w, t, t + 1, 5 * S), PT_RUN_OK); /* clock read before the poll */
+	assert_int_equal(pt_run_idle(&w, t + 1000, t, 5 * S), PT_RUN_OK);
+	assert_int_equal(pt_run_idle(&w, t + S, t, 5 * S), PT_RUN_OK);
+	assert_int_equal(pt_run_idle(&w, t + 5 * S, t, 5 * S), PT_RUN_STALLED);
 	close(sv[1]);
-	assert_int_equal(pt_run_idle(&c, t + 1000, t, 5 * S), PT_RUN_OK);
-	assert_int_equal(pt_run_idle(&c, t + S, t, 5 * S), PT_RUN_PEER_GONE);
-	assert_int_equal(pt_run_idle(&c, t + 5 * S, t, 5 * S), PT_RUN_STALLED);
+	assert_int_equal(pt_run_idle(&w, t + 1000, t, 5 * S), PT_RUN_OK);
+	assert_int_equal(pt_run_idle(&w, t + S, t, 5 * S), PT_RUN_PEER_GONE);
+	assert_int_equal(pt_run_idle(&w, t + 5 * S, t, 5 * S), PT_RUN_STALLED);
 	close(sv[0]);
 }
 

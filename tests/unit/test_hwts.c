@@ -562,7 +562,7 @@ static void test_trace_domain(void **state)
 			c.dev.dev_attr.completion_timestamp_mask = 0;
 		assert_int_equal(pt_trace_load_builtin(wrt_plugin_get_ops(), arg, err, sizeof(err)), 0);
 		assert_int_equal(pt_trace_begin(&c, true, false), 0);
-		assert_int_equal(pt_trace_end(&c, 0, 1000), 0);
+		assert_int_equal(pt_trace_end(0, 1000), 0);
 		pt_hooks_unload_all();
 		assert_int_equal(wrt_read(path, &t, err, sizeof(err)), 0);
 		assert_string_equal(t.runs[0].meta.hw_domain, want[i]);

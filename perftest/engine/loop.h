@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The measurement loops (run_bw.c, run_lat.c) and the post path (post.c)
+ * over a narrow view of the run, struct pt_loop: the resources, the run's
+ * shape, the few option values the loops read, the peer watch and the
+ * periodic row. No options struct, no context: the tools build the view
+ * (pt_loop_view, engine.h), a unit test builds one over fake verbs objects
+ * (tests/unit/test_loop.c). See docs/architecture.md, "One run, as data". */
+#ifndef PT_LOOP_H
+#define PT_LOOP_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include "res.h"
+#include "fault.h"
+
+/* Set by SIGINT/SIGTERM (the tool installs the handler: tools/tool.c);
+ * loops stop, the tool cleans up. Defined in interrupt.c. */
+extern volatile sig_atomic_t pt_interrupted;
+
+/* The option values the loops read, copied once per run. */
+struct pt_loop_opts {
+	uint64_t iters;             /* per QP (-n); 0 in duration mode */
+	unsigned post_list;         /* WRs per post call (-l) */
+	bool duration;              /* -D: count only inside the window */
+	bool infinite;              /* --run_infinitely: a row every duration_s */
+	unsigned duration_s, margin_s;
+	uint64_t stall_ns;          /* no progress this long ends a run; UINT64_MAX: never */
+	bool peak;                  /* BW senders track the peak as the run goes */
+	bool cpu_util;              /* --cpu_util */
+	bool ud;                    /* UD QPs: address per WR, GRH room per receive */
+	bool connectionless;        /* a UD receiver with no peer */
+	bool is_client;             /* names the side in error messages */
+	bool lat;                   /* a latency tool: one buffer address, no BW counts */
+	enum ibv_wr_opcode opcode;  /* the tool's verb, as the old post API's opcode */
+};
+
+/* --run_infinitely: called every period with the messages of that period. */
+typedef void (*pt_bw_period_fn)(void *arg, uint64_t msgs, uint64_t ns);
+
+/* What a loop sees of a run. The loops change the QPs' counters in *res
+ * and nothing else of the view. */
+struct pt_loop {
+	struct pt_res *res;         /* QPs, CQs, MR, completion channel (-e) */
+	const struct pt_run *run;   /* size, depths, cq_mod, inline size, cycle */
+	struct pt_loop_opts opt;
+	struct pt_peer_watch peer;  /* its out-of-band connection */
+	pt_bw_period_fn period_row; /* --run_infinitely; may be NULL */
+	void *period_arg;
+};
+
+/* post.c ---------------------------------------------------------------------- */
+/* Post n receives on QP i (UD adds the GRH room). */
+int pt_post_recv(const struct pt_loop *l, int i, uint64_t n);
+/* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
+int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
+
+/* run_bw.c -------------------------------------------------------------------- */
+struct pt_bw_meas {
+	uint64_t msgs;              /* completed messages over all QPs */
+	uint64_t lost;              /* UD receiver: messages that never arrived */
+	uint64_t elapsed_ns;
+	struct pt_bw_peak *peak;    /* the BW peak as the run goes, NULL without */
+	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
+	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */
+};
+/* Each fills *m (0 on success; -1 after an error said on stderr, or
+ * interrupted with what was measured so far). */
+int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m);
+int pt_run_bw_recv(const struct pt_loop *l, struct pt_bw_meas *m);
+int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m);
+void pt_bw_meas_free(struct pt_bw_meas *m);
+
+/* run_lat.c ------------------------------------------------------------------- */
+/* Beyond this many iterations latency samples go to a histogram (results.h)
+ * instead of an array: bounded memory, <= 0.78 % error. */
+#define PT_LAT_RAW_MAX 10000000ull
+struct pt_hist;
+struct pt_lat_meas {
+	uint64_t *stamps;           /* iteration mode: post time of each iteration */
+	struct pt_hist *hist;       /* instead of stamps beyond PT_LAT_RAW_MAX, and
+	                             * in duration mode (the window's round trips) */
+	uint64_t t_prev;            /* with hist: the previous post time */
+	uint64_t n;                 /* stamps taken */
+	uint64_t iters;             /* duration mode: round trips inside the window */
+	uint64_t elapsed_ns;        /* duration mode: the window */
+	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
+};
+int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m);
+int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m);
+int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m);
+void pt_lat_meas_free(struct pt_lat_meas *m);
+
+#endif

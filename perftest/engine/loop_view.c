@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The one place that turns the context into the loops' view (loop.h):
+ * everything a loop reads of the options is chosen here. */
+#include <string.h>
+#include "engine.h"
+
+void pt_loop_view(struct pt_ctx *c, struct pt_loop *l)
+{
+	const struct pt_params *p = c->p;
+	const uint64_t s = 1000000000ull;
+	bool duration = p->traffic.test_type == PT_TEST_DURATION;
+
+	memset(l, 0, sizeof(*l));
+	l->res = &c->res;
+	l->run = &c->run;
+	l->opt = (struct pt_loop_opts){
+		.iters = p->traffic.iters,
+		.post_list = (unsigned)p->traffic.post_list,
+		.duration = duration,
+		.infinite = p->traffic.run_infinitely,
+		.duration_s = (unsigned)p->traffic.duration,
+		.margin_s = (unsigned)p->traffic.margin,
+		.stall_ns = p->oob.timeout_sec ? (uint64_t)p->oob.timeout_sec * s : UINT64_MAX,
+		.peak = !p->report.no_peak && !duration,
+		.cpu_util = p->report.cpu_util,
+		.ud = p->conn.type == PT_CONN_UD,
+		.connectionless = p->mcast.connectionless,
+		.is_client = p->oob.is_client,
+		.lat = p->tool->kind == PT_KIND_LAT,
+		.opcode = pt_wr_opcode(c),
+	};
+	pt_peer_watch_oob(&l->peer, &c->peer.oob);
+	/* RDMA verbs target the peer's region: from its latest key message */
+	for (int i = 0; c->peer.rem_keys && i < c->res.num_qps; i++) {
+		c->res.qps[i].remote_addr = c->peer.rem_keys[i].vaddr;
+		c->res.qps[i].remote_rkey = c->peer.rem_keys[i].rkey;
+	}
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The two post paths (ibv_wr_* and the old ibv_post_send) and the receive
+ * post, over the loop view alone (loop.h). */
+#define PT_LOOP_VIEW_ONLY
+#include <stdio.h>
+#include <string.h>
+#include "loop.h"
+#include "plugin/hooks/hooks.h"
+
+/* Small messages walk through the region one cache-line-rounded step at a
+ * time, wrapping after a page (cycle buffer), as upstream does. */
+static size_t cycle_offset(const struct pt_loop *l, uint64_t k)
+{
+	const struct pt_run *run = l->run;
+	uint64_t cycle = (uint64_t)run->page_size, line = (uint64_t)run->cache_line, step;
+
+	/* latency tests keep one address: write_lat polls its last byte */
+	if (run->size > cycle / 2 || l->opt.lat)
+		return 0;
+	step = (run->size + line - 1) / line * line;
+	if (step < line)
+		step = line;
+	return (size_t)((k % (cycle / step)) * step);
+}
+
+int pt_post_recv(const struct pt_loop *l, int i, uint64_t n)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	bool ud = l->opt.ud;
+	/* UD: the 40-byte GRH lands first; keep the payload cache-line aligned. */
+	size_t base = ud ? (size_t)l->run->cache_line - PT_UD_GRH : 0;
+
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t k = q->recv_posted;
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)(q->recv_buf + base + (ud ? 0 : cycle_offset(l, k))),
+			.length = (uint32_t)(l->run->size + (ud ? PT_UD_GRH : 0)),
+			.lkey = l->res->mr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = pt_wrid(i, k),
+			.sg_list = &sge,
+			.num_sge = 1,
+		}, *bad;
+		int rc = ibv_post_recv(q->qp, &wr, &bad);
+
+		if (rc) {
+			fprintf(stderr, " Couldn't post receive %llu on QP %d: %s\n",
+				(unsigned long long)k, i, strerror(rc));
+			return -1;
+		}
+		pt_hook_post((uint32_t)i, k, 1, PT_PLUGIN_OP_RECV, wr.wr_id, 1, sge.length, 0, 0,
+			     PT_HOOK_NOW);
+		q->recv_posted++;
+	}
+	return 0;
+}
+
+/* WR k of a run is signaled every cq_mod-th and at the last one, so a
+ * completion retires every earlier WR of its QP (FIFO). */
+static bool signaled(const struct pt_loop *l, uint64_t k, uint64_t iters)
+{
+	return (k + 1) % (uint64_t)l->run->cq_mod == 0 || (iters && k + 1 == iters);
+}
+
+static bool is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* What WR k of QP i moves: the local buffer, its length, and for RDMA
+ * verbs the peer's address (its advertised region, cycled like ours). */
+struct wr_target {
+	void *local;
+	uint32_t len;
+	uint64_t raddr;
+	uint32_t rkey;
+};
+
+static void wr_target(const struct pt_loop *l, int i, uint64_t k, struct wr_target *t)
+{
+	const struct pt_qp *q = &l->res->qps[i];
+	size_t off = cycle_offset(l, k);
+
+	t->local = q->send_buf + off;
+	t->len = is_atomic(l->opt.opcode) ? 8 : (uint32_t)l->run->size;
+	t->raddr = q->remote_addr + off;
+	t->rkey = q->remote_rkey;
+}
+
+/* SEND and WRITE carry their payload inline up to the inline size. */
+static bool use_inline(const struct pt_loop *l)
+{
+	enum ibv_wr_opcode op = l->opt.opcode;
+
+	return (op == IBV_WR_SEND || op == IBV_WR_RDMA_WRITE) &&
+	       l->run->size <= (uint64_t)l->run->inline_size;
+}
+
+/* The builder for the tool's verb (docs/upstream-behaviour.md §10: setters follow the builder). */
+static void wr_build(const struct pt_loop *l, struct ibv_qp_ex *qx, const struct wr_target *t)
+{
+	switch (l->opt.opcode) {
+	case IBV_WR_RDMA_WRITE:
+		ibv_wr_rdma_write(qx, t->rkey, t->raddr);
+		break;
+	case IBV_WR_RDMA_READ:
+		ibv_wr_rdma_read(qx, t->rkey, t->raddr);
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		ibv_wr_atomic_cmp_swp(qx, t->rkey, t->raddr, 0, 0);
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		ibv_wr_atomic_fetch_add(qx, t->rkey, t->raddr, 1);
+		break;
+	default:
+		ibv_wr_send(qx);
+	}
+}
+
+static int post_send_new(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	struct ibv_qp_ex *qx = q->qpx;
+	bool inl = use_inline(l);
+
+	ibv_wr_start(qx);
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t k = q->posted + j;
+		struct wr_target t;
+
+		wr_target(l, i, k, &t);
+		qx->wr_id = pt_wrid(i, k);
+		qx->wr_flags = (signaled(l, k, iters) ? IBV_SEND_SIGNALED : 0) |
+			       (inl ? IBV_SEND_INLINE : 0);
+		wr_build(l, qx, &t);
+		if (l->opt.ud)
+			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
+		if (inl)
+			ibv_wr_set_inline_data(qx, t.local, t.len);
+		else
+			ibv_wr_set_sge(qx, l->res->mr->lkey, (uintptr_t)t.local, t.len);
+	}
+	return ibv_wr_complete(qx);
+}
+
+/* The old API: the remote part of WR j (UD address, RDMA or atomic target). */
+static void old_remote(const struct pt_loop *l, const struct pt_qp *q, const struct wr_target *t,
+		       struct ibv_send_wr *wr)
+{
+	enum ibv_wr_opcode op = l->opt.opcode;
+
+	if (l->opt.ud) {
+		wr->wr.ud.ah = q->ah;
+		wr->wr.ud.remote_qpn = q->remote_qpn;
+		wr->wr.ud.remote_qkey = q->remote_qkey;
+	} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_READ) {
+		wr->wr.rdma.remote_addr = t->raddr;
+		wr->wr.rdma.rkey = t->rkey;
+	} else if (is_atomic(op)) {
+		wr->wr.atomic.remote_addr = t->raddr;
+		wr->wr.atomic.rkey = t->rkey;
+		wr->wr.atomic.compare_add = op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0;
+		wr->wr.atomic.swap = 0;
+	}
+}
+
+static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
+{
+	enum { MAX_CHAIN = 64 };
+	struct pt_qp *q = &l->res->qps[i];
+	struct ibv_send_wr wr[MAX_CHAIN], *bad;
+	struct ibv_sge sge[MAX_CHAIN];
+	bool inl = use_inline(l);
+	unsigned done = 0;
+
+	while (done < n) {
+		unsigned m = n - done > MAX_CHAIN ? MAX_CHAIN : n - done;
+		int rc;
+
+		for (unsigned j = 0; j < m; j++) {
+			uint64_t k = q->posted + done + j;
+			struct wr_target t;
+
+			wr_target(l, i, k, &t);
+			sge[j] = (struct ibv_sge){
+				.addr = (uintptr_t)t.local, .length = t.len, .lkey = l->res->mr->lkey,
+			};
+			wr[j] = (struct ibv_send_wr){
+				.wr_id = pt_wrid(i, k),
+				.next = j + 1 < m ? &wr[j + 1] : NULL,
+				.sg_list = &sge[j],
+				.num_sge = 1,
+				.opcode = l->opt.opcode,
+				.send_flags = (signaled(l, k, iters) ? IBV_SEND_SIGNALED : 0) |
+					      (inl ? IBV_SEND_INLINE : 0),
+			};
+			old_remote(l, q, &t, &wr[j]);
+		}
+		rc = ibv_post_send(q->qp, wr, &bad);
+		if (rc)
+			return rc;
+		done += m;
+	}
+	return 0;
+}
+
+int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	int rc = q->qpx ? post_send_new(l, i, n, iters) : post_send_old(l, i, n, iters);
+
+	if (rc) {
+		fprintf(stderr, " Couldn't post send on QP %d: %s (posted %llu)\n", i, strerror(rc),
+			(unsigned long long)q->posted);
+		return -1;
+	}
+	q->posted += n;
+	return 0;
+}

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* A fake RDMA device for the loop tests (test_loop.c): a struct ibv_context
+ * whose ops (post_send, post_recv, poll_cq) and ibv_qp_ex builders are these
+ * functions, as a provider's are, and the resources and loop view over it
+ * (fake_new). Every WR is checked as it comes against the rules the loops
+ * promise (loop.h): numbering per QP, the tx_depth window, the cq_mod
+ * signaling rule, opcode, length, lkey, the peer's address cycled like ours,
+ * the UD AH and GRH room. Include after <cmocka.h>; one test file only. */
+#ifndef PT_FAKE_VERBS_H
+#define PT_FAKE_VERBS_H
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <infiniband/verbs.h>
+#include "perftest/engine/loop.h"
+
+#define NQP 2
+#define RING 4096
+#define REGION 8192u
+
+struct fake_wr {
+	uint64_t wr_id;
+	enum ibv_wr_opcode op;
+	unsigned flags;
+	uint64_t addr, raddr;
+	uint32_t len, lkey, rkey;
+	struct ibv_ah *ah;
+};
+
+struct fake_ring {
+	struct ibv_wc wc[RING];
+	unsigned head, tail;
+};
+
+struct fake_qpx {
+	struct ibv_qp_ex ex;
+	struct fake_wr wr[64];      /* built since wr_start */
+	unsigned n;
+};
+
+struct fake {
+	struct ibv_context ctx;     /* first: every verbs object points here */
+	struct ibv_cq send_cq, recv_cq;
+	struct ibv_qp qp[NQP];
+	struct fake_qpx qpx[NQP];
+	struct ibv_mr mr;
+	struct ibv_ah ah;           /* UD senders' address handle */
+	struct fake_ring scq, rcq;
+	uint64_t rfifo[NQP][RING];  /* posted receives' wr_ids */
+	unsigned rhead[NQP], rtail[NQP];
+	uint64_t waiting[NQP];      /* messages that found no receive: RC retries them */
+	struct pt_qp qps[NQP];
+	struct pt_res res;
+	struct pt_run run;
+	uint8_t *buf;
+	/* behaviour */
+	bool silent;                /* completes nothing: a dead or frozen peer */
+	bool arrive;                /* a posted receive completes at once (a sender) */
+	bool echo;                  /* each send brings the peer's answer */
+	bool echo_write;            /* write_lat's peer: answers our count + 1 in our region */
+	bool per_iteration;         /* latency: every WR is number 0 of its QP */
+	uint64_t fail_sig;          /* this signaled WR (1-based) fails; 0: none */
+	uint64_t interrupt_after;   /* SIGINT after this many polled CQEs; 0: never */
+	int closed, finished;       /* the peer watch's answers */
+	/* what it saw */
+	uint64_t sends, signaled, post_calls, recvs, polled, max_inflight;
+	uint64_t next_seq[NQP], retired[NQP];
+	int failed_qp;              /* the failed WR's QP and sequence */
+	uint64_t failed_seq;
+	int closed_asked, finished_asked;
+};
+
+static inline struct fake *of(struct ibv_context *c) { return (struct fake *)c; }
+
+static inline int qp_index(struct fake *f, const struct ibv_qp *qp)
+{
+	int i = (int)(qp - f->qp);
+
+	assert_true(i >= 0 && i < f->res.num_qps);
+	return i;
+}
+
+static inline void push(struct fake_ring *r, struct ibv_wc wc)
+{
+	assert_true(r->tail - r->head < RING);
+	r->wc[r->tail++ % RING] = wc;
+}
+
+/* A message of the peer lands in the oldest posted receive of QP i, or
+ * waits for the next one (RC's receiver-not-ready retry). */
+static inline void deliver(struct fake *f, int i)
+{
+	if (f->rhead[i] == f->rtail[i]) {
+		f->waiting[i]++;
+		return;
+	}
+	push(&f->rcq, (struct ibv_wc){
+		.wr_id = f->rfifo[i][f->rhead[i]++ % RING], .status = IBV_WC_SUCCESS,
+		.opcode = IBV_WC_RECV, .byte_len = (uint32_t)f->run.size, .qp_num = f->qp[i].qp_num,
+	});
+}
+
+static inline bool atomic_op(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* One send WR as the NIC takes it: checked against the loops' rules. */
+static inline void accept_wr(struct fake *f, int i, const struct fake_wr *w,
+			     const struct pt_loop *l)
+{
+	const struct pt_qp *q = &f->qps[i];
+	uint64_t seq = pt_wrid_index(w->wr_id), off = w->addr - (uint64_t)(uintptr_t)q->send_buf;
+	bool sig = w->flags & IBV_SEND_SIGNALED;
+
+	assert_int_equal(pt_wrid_qp(w->wr_id), i);
+	assert_int_equal(seq, f->per_iteration ? 0 : f->next_seq[i]);
+	f->next_seq[i] = seq + 1;
+	/* the window: never more than tx_depth unretired WRs on a QP */
+	assert_true(f->next_seq[i] - f->retired[i] <= (uint64_t)f->run.tx_depth);
+	if (f->next_seq[i] - f->retired[i] > f->max_inflight)
+		f->max_inflight = f->next_seq[i] - f->retired[i];
+	assert_int_equal(w->op, l->opt.opcode);
+	assert_int_equal(w->len, atomic_op(w->op) ? 8 : f->run.size);
+	assert_true(off + w->len <= REGION);
+	if (!(w->flags & IBV_SEND_INLINE))
+		assert_int_equal(w->lkey, f->mr.lkey);
+	/* cq_mod rule: every cq_mod-th WR and the run's last one */
+	assert_int_equal(sig, (seq + 1) % (uint64_t)f->run.cq_mod == 0 ||
+			      (!f->per_iteration && seq + 1 == l->opt.iters) || f->per_iteration);
+	if (w->op != IBV_WR_SEND) {  /* the peer's region, cycled like ours */
+		assert_int_equal(w->raddr, q->remote_addr + off);
+		assert_int_equal(w->rkey, q->remote_rkey);
+	}
+	if (l->opt.ud)
+		assert_ptr_equal(w->ah, q->ah);
+	f->sends++;
+	if (sig) {
+		bool fail = ++f->signaled == f->fail_sig;
+
+		if (fail) {
+			f->failed_qp = i;
+			f->failed_seq = seq;
+		}
+		push(&f->scq, (struct ibv_wc){
+			.wr_id = w->wr_id, .qp_num = f->qp[i].qp_num, .byte_len = w->len,
+			.status = fail ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS,
+		});
+	}
+	if (f->echo)
+		deliver(f, i);
+	if (f->echo_write && w->op == IBV_WR_RDMA_WRITE) {
+		uint8_t count = *(const uint8_t *)(uintptr_t)(w->addr + w->len - 1);
+
+		assert_int_equal(count, (uint8_t)f->sends);   /* iteration i writes i + 1 */
+		q->recv_buf[f->run.size - 1] = (uint8_t)(count + 1);
+	}
+}
+
+static const struct pt_loop *cur_loop;   /* the view under test, for the checks */
+
+static inline int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+				 struct ibv_send_wr **bad)
+{
+	struct fake *f = of(qp->context);
+	int i = qp_index(f, qp);
+
+	(void)bad;
+	f->post_calls++;
+	for (; wr; wr = wr->next) {
+		struct fake_wr w = {
+			.wr_id = wr->wr_id, .op = wr->opcode, .flags = wr->send_flags,
+			.addr = wr->sg_list[0].addr, .len = wr->sg_list[0].length,
+			.lkey = wr->sg_list[0].lkey, .ah = wr->wr.ud.ah,
+		};
+
+		assert_int_equal(wr->num_sge, 1);
+		if (atomic_op(wr->opcode)) {
+			w.raddr = wr->wr.atomic.remote_addr;
+			w.rkey = wr->wr.atomic.rkey;
+		} else if (!cur_loop->opt.ud) {
+			w.raddr = wr->wr.rdma.remote_addr;
+			w.rkey = wr->wr.rdma.rkey;
+		}
+		accept_wr(f, i, &w, cur_loop);
+	}
+	return 0;
+}
+
+static inline int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+				 struct ibv_recv_wr **bad)
+{
+	struct fake *f = of(qp->context);
+	int i = qp_index(f, qp);
+	size_t grh = cur_loop->opt.ud ? PT_UD_GRH : 0;
+	uint64_t base = (uint64_t)(uintptr_t)f->qps[i].recv_buf;
+
+	(void)bad;
+	for (; wr; wr = wr->next) {
+		assert_int_equal(pt_wrid_qp(wr->wr_id), i);
+		assert_int_equal(wr->sg_list[0].length, f->run.size + grh);
+		assert_int_equal(wr->sg_list[0].lkey, f->mr.lkey);
+		/* UD: the payload after the GRH starts on a cache line */
+		if (grh)
+			assert_int_equal(wr->sg_list[0].addr + grh, base + (uint64_t)f->run.cache_line);
+		assert_true(f->rtail[i] - f->rhead[i] < RING);
+		f->rfifo[i][f->rtail[i]++ % RING] = wr->wr_id;
+		f->recvs++;
+		if (f->waiting[i]) {
+			f->waiting[i]--;
+			deliver(f, i);
+		} else if (f->arrive) {
+			deliver(f, i);
+		}
+	}
+	return 0;
+}
+
+static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct fake *f = of(cq->context);
+	struct fake_ring *r = cq == &f->send_cq ? &f->scq : &f->rcq;
+	int k = 0;
+
+	if (f->silent)
+		return 0;
+	for (; k < n && r->head != r->tail; k++) {
+		wc[k] = r->wc[r->head++ % RING];
+		if (r == &f->scq && wc[k].status == IBV_WC_SUCCESS && !f->per_iteration)
+			f->retired[pt_wrid_qp(wc[k].wr_id)] = pt_wrid_index(wc[k].wr_id) + 1;
+	}
+	f->polled += (uint64_t)k;
+	if (f->interrupt_after && f->polled >= f->interrupt_after)
+		pt_interrupted = SIGINT;
+	return k;
+}
+
+/* The ibv_wr_* path: builders open a WR, setters fill it, complete hands
+ * them all to the NIC. */
+static inline struct fake_qpx *X(struct ibv_qp_ex *qx) { return (struct fake_qpx *)qx; }
+static inline struct fake_wr *last(struct ibv_qp_ex *qx) { return &X(qx)->wr[X(qx)->n - 1]; }
+static inline void x_open(struct ibv_qp_ex *qx, enum ibv_wr_opcode op, uint32_t rkey,
+			  uint64_t raddr)
+{
+	assert_true(X(qx)->n < 64);
+	X(qx)->wr[X(qx)->n++] = (struct fake_wr){ .wr_id = qx->wr_id, .flags = qx->wr_flags,
+						  .op = op, .rkey = rkey, .raddr = raddr };
+}
+static inline void x_start(struct ibv_qp_ex *qx) { X(qx)->n = 0; }
+static inline void x_send(struct ibv_qp_ex *qx) { x_open(qx, IBV_WR_SEND, 0, 0); }
+static inline void x_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	x_open(qx, IBV_WR_RDMA_WRITE, rkey, raddr);
+}
+static inline void x_read(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	x_open(qx, IBV_WR_RDMA_READ, rkey, raddr);
+}
+static inline void x_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t add)
+{
+	(void)add;
+	x_open(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr);
+}
+static inline void x_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t len)
+{
+	last(qx)->lkey = lkey;
+	last(qx)->addr = addr;
+	last(qx)->len = len;
+}
+static inline void x_inline(struct ibv_qp_ex *qx, void *addr, size_t len)
+{
+	last(qx)->addr = (uint64_t)(uintptr_t)addr;
+	last(qx)->len = (uint32_t)len;
+}
+static inline void x_ud(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	(void)qpn;
+	(void)qkey;
+	last(qx)->ah = ah;
+}
+static inline int x_complete(struct ibv_qp_ex *qx)
+{
+	struct fake *f = of(qx->qp_base.context);
+	int i = (int)(X(qx) - f->qpx);
+
+	f->post_calls++;
+	for (unsigned j = 0; j < X(qx)->n; j++)
+		accept_wr(f, i, &X(qx)->wr[j], cur_loop);
+	return 0;
+}
+
+static inline int watch_closed(void *arg)
+{
+	struct fake *f = arg;
+
+	f->closed_asked++;
+	return f->closed;
+}
+
+static inline int watch_finished(void *arg)
+{
+	struct fake *f = arg;
+
+	f->finished_asked++;
+	return f->finished;
+}
+
+/* A fake device with nqp QPs and the view over it: 64-byte messages,
+ * window 32, a signaled WR every 8th, the old post API unless qpx. */
+static inline struct fake *fake_new(struct pt_loop *l, int nqp, enum ibv_wr_opcode op,
+				    uint64_t iters, bool qpx)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->buf = calloc(2 * NQP, REGION);
+	assert_non_null(f->buf);
+	f->ctx.ops.post_send = fake_post_send;
+	f->ctx.ops.post_recv = fake_post_recv;
+	f->ctx.ops.poll_cq = fake_poll_cq;
+	f->send_cq.context = f->recv_cq.context = &f->ctx;
+	f->mr.lkey = 0x1234;
+	f->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = 64, .max_size = 64,
+				  .tx_depth = 32, .rx_depth = 64, .cq_mod = 8, .inline_size = 0 };
+	for (int i = 0; i < nqp; i++) {
+		struct ibv_qp_ex *x = &f->qpx[i].ex;
+
+		f->qp[i].context = &f->ctx;
+		f->qp[i].qp_num = 0x100u + (uint32_t)i;
+		x->qp_base.context = &f->ctx;
+		x->wr_start = x_start;
+		x->wr_send = x_send;
+		x->wr_rdma_write = x_write;
+		x->wr_rdma_read = x_read;
+		x->wr_atomic_fetch_add = x_fadd;
+		x->wr_set_sge = x_sge;
+		x->wr_set_inline_data = x_inline;
+		x->wr_set_ud_addr = x_ud;
+		x->wr_complete = x_complete;
+		f->qps[i] = (struct pt_qp){
+			.qp = &f->qp[i], .qpx = qpx ? x : NULL, .ah = &f->ah,
+			.remote_qpn = 0x200u + (uint32_t)i, .remote_qkey = 0x11111111u,
+			.remote_addr = 0x7000000ull * (uint64_t)(i + 1), .remote_rkey = 0x900u + (uint32_t)i,
+			.send_buf = f->buf + 2 * (size_t)i * REGION,
+			.recv_buf = f->buf + (2 * (size_t)i + 1) * REGION,
+		};
+	}
+	f->res = (struct pt_res){ .buf = f->buf, .region = REGION, .mr = &f->mr,
+				  .send_cq = &f->send_cq, .recv_cq = &f->recv_cq,
+				  .num_qps = nqp, .qps = f->qps };
+	*l = (struct pt_loop){
+		.res = &f->res, .run = &f->run,
+		.opt = { .iters = iters, .post_list = 1, .duration_s = 5, .stall_ns = 5000000000ull,
+			 .peak = true, .is_client = true, .opcode = op },
+		.peer = { .closed = watch_closed, .finished = watch_finished, .arg = f },
+	};
+	cur_loop = l;
+	pt_interrupted = 0;
+	return f;
+}
+
+static inline void fake_free(struct fake *f)
+{
+	pt_interrupted = 0;
+	free(f->buf);
+	free(f);
+}
+
+#endif

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The BW and latency loops and the post path driven through their narrow
+ * view (struct pt_loop, perftest/engine/loop.h) over a fake device
+ * (fake_verbs.h). No device, no struct pt_ctx, no options struct:
+ * PT_LOOP_VIEW_ONLY makes including the context's header an error. */
+#define PT_LOOP_VIEW_ONLY
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "perftest/engine/loop.h"
+#include "perftest/report/bw_peak.h"
+#include "plugin/hooks/hooks.h"
+#include "fake_verbs.h"
+
+/* Signaled WRs of a run of iters on one QP: every cq_mod-th and the last. */
+static uint64_t signaled_per_qp(uint64_t iters, uint64_t cq_mod)
+{
+	return iters / cq_mod + (iters % cq_mod != 0);
+}
+
+/* stderr into a file while fn runs; the text comes back in out. */
+static int with_stderr(char *out, size_t len, int (*fn)(const struct pt_loop *, void *),
+		       const struct pt_loop *l, void *m)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2), rc;
+	size_t n;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	assert_true(dup2(fileno(tmp), 2) >= 0);
+	rc = fn(l, m);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
+	return rc;
+}
+
+static int bw_send(const struct pt_loop *l, void *m) { return pt_run_bw_send(l, m); }
+static int lat_read(const struct pt_loop *l, void *m) { return pt_run_lat_read(l, m); }
+
+/* The whole BW send run over 2 QPs: every WR posted once, in order, inside
+ * the window (which fills), signaled by the cq_mod rule; the count and the
+ * peak's per-message times come out. */
+static void check_bw_send(enum ibv_wr_opcode op, bool qpx, unsigned post_list)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	const uint64_t iters = 1000;
+	struct fake *f = fake_new(&l, NQP, op, iters, qpx);
+	uint64_t want = iters * NQP;
+
+	l.opt.post_list = post_list;
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_false(m.interrupted);
+	assert_int_equal(m.msgs, want);
+	assert_int_equal(f->sends, want);
+	assert_int_equal(f->signaled, NQP * signaled_per_qp(iters, (uint64_t)f->run.cq_mod));
+	assert_int_equal(f->post_calls, want / post_list);
+	assert_int_equal(f->max_inflight, (uint64_t)f->run.tx_depth);
+	for (int i = 0; i < NQP; i++) {
+		assert_int_equal(f->qps[i].posted, iters);
+		assert_int_equal(f->qps[i].completed, iters);
+	}
+	/* peak: the tracker saw every post and completion, in order */
+	assert_non_null(m.peak);
+	assert_true(m.peak->last_done_t >= m.peak->first_post_t);
+	assert_int_equal(m.elapsed_ns, m.peak->last_done_t - m.peak->first_post_t);
+	double min_ns = 0;
+	assert_int_equal(pt_bw_peak_result(m.peak, &min_ns), 0);
+	assert_true(min_ns >= 0);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+static void test_bw_send_old_api(void **state)
+{
+	(void)state;
+	check_bw_send(IBV_WR_SEND, false, 1);
+}
+
+static void test_bw_write_post_list(void **state)
+{
+	(void)state;
+	check_bw_send(IBV_WR_RDMA_WRITE, false, 4);
+}
+
+static void test_bw_send_wr_api(void **state)
+{
+	(void)state;
+	check_bw_send(IBV_WR_SEND, true, 1);
+	check_bw_send(IBV_WR_RDMA_READ, true, 2);
+	check_bw_send(IBV_WR_ATOMIC_FETCH_AND_ADD, true, 1);
+}
+
+/* A failed completion ends the run; the message names the side, the QP
+ * and WR, the status, the QP's counts and that the peer has gone. */
+static void test_bw_send_wc_error(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, 1000, false);
+	char err[2048], want[128];
+
+	(void)state;
+	f->fail_sig = 13;
+	f->closed = 1;
+	assert_int_equal(with_stderr(err, sizeof(err), bw_send, &l, &m), -1);
+	assert_non_null(strstr(err, "Completion with error at client"));
+	assert_non_null(strstr(err, ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR)));
+	assert_non_null(strstr(err, "scnt="));
+	assert_non_null(strstr(err, "it went away during the run"));
+	snprintf(want, sizeof(want), "on QP %d (QPN 0x%06x), send WR #%llu (wr_id 0x%llx)",
+		 f->failed_qp, f->qp[f->failed_qp].qp_num, (unsigned long long)f->failed_seq,
+		 (unsigned long long)pt_wrid(f->failed_qp, f->failed_seq));
+	assert_non_null(strstr(err, want));
+	assert_true(f->closed_asked >= 1);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* No completion ever comes and the peer's connection has closed: the run
+ * ends after the probe delay, saying so, long before the stall timeout. */
+static void test_bw_send_peer_gone(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, 1, IBV_WR_SEND, 1000, false);
+	uint64_t t0 = pt_now_ns();
+	char err[1024];
+
+	(void)state;
+	f->silent = true;
+	f->closed = 1;
+	assert_int_equal(with_stderr(err, sizeof(err), bw_send, &l, &m), -1);
+	assert_non_null(strstr(err, "The peer went away during the run"));
+	assert_true(pt_now_ns() - t0 >= PT_PEER_PROBE_NS);
+	assert_true(pt_now_ns() - t0 < l.opt.stall_ns);
+	assert_true(f->closed_asked >= 1);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* The peer stays but nothing completes: the stall timeout ends the run. */
+static void test_bw_send_stall(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, 1, IBV_WR_SEND, 1000, false);
+	uint64_t t0 = pt_now_ns();
+	char err[1024];
+
+	(void)state;
+	f->silent = true;
+	l.opt.stall_ns = 300000000ull;
+	assert_int_equal(with_stderr(err, sizeof(err), bw_send, &l, &m), -1);
+	assert_non_null(strstr(err, "No send completion for"));
+	assert_null(strstr(err, "went away"));
+	assert_true(pt_now_ns() - t0 >= l.opt.stall_ns);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* SIGINT mid-run: the loop stops with what it measured so far. */
+static void test_bw_send_interrupted(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, 1000, false);
+
+	(void)state;
+	f->interrupt_after = 20;
+	assert_int_equal(pt_run_bw_send(&l, &m), -1);
+	assert_true(m.interrupted);
+	assert_true(m.msgs > 0 && m.msgs < 2000);
+	assert_true(m.elapsed_ns > 0);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+struct period_seen {
+	struct fake *f;
+	int rows;
+	uint64_t msgs, ns;
+};
+
+static void on_period(void *arg, uint64_t msgs, uint64_t ns)
+{
+	struct period_seen *p = arg;
+
+	if (!p->rows++) {          /* the first period's figures */
+		p->msgs = msgs;
+		p->ns = ns;
+	}
+	p->f->silent = true;    /* then the peer stops ... */
+	p->f->finished = 1;     /* ... and says so on its connection */
+}
+
+/* --run_infinitely: the row callback gets the period's messages with its
+ * own argument; the run ends when the peer has finished. */
+static void test_bw_send_period_row(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, 1, IBV_WR_SEND, 0, false);
+	struct period_seen seen = { .f = f };
+
+	(void)state;
+	l.opt.duration = l.opt.infinite = true;   /* as the options set them */
+	l.opt.peak = false;
+	l.opt.duration_s = 1;
+	l.period_row = on_period;
+	l.period_arg = &seen;
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_true(seen.rows >= 1);    /* one, unless the host stalled us for a period */
+	assert_true(seen.msgs > 0);
+	assert_true(seen.ns >= 1000000000ull);
+	assert_true(f->finished_asked >= 1);
+	assert_null(m.peak);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* A UD receiver: receives pre-posted as the tools do, each consumed one
+ * reposted while more are due; the GRH room is in every receive. */
+static void test_bw_recv_ud(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	const uint64_t iters = 500;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, iters, false);
+
+	(void)state;
+	l.opt.ud = true;
+	f->arrive = true;
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(pt_post_recv(&l, i, (uint64_t)f->run.rx_depth), 0);
+	assert_int_equal(pt_run_bw_recv(&l, &m), 0);
+	assert_int_equal(m.msgs, iters * NQP);
+	assert_int_equal(m.lost, 0);
+	assert_true(m.elapsed_ns > 0);
+	for (int i = 0; i < NQP; i++) {
+		assert_int_equal(f->qps[i].received, iters);
+		assert_int_equal(f->qps[i].recv_posted, iters);
+	}
+	assert_int_equal(f->recvs, iters * NQP);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* -D: only the window counts; its length is the measured time; no peak
+ * arrays; no WR is the last (no iteration count). */
+static void test_bw_send_duration(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, 0, false);
+
+	(void)state;
+	l.opt.duration = true;
+	l.opt.peak = false;
+	l.opt.duration_s = 1;
+	l.opt.margin_s = 0;
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_int_equal(m.elapsed_ns, 1000000000ull);
+	assert_true(m.msgs > 0);
+	assert_true(m.msgs <= f->sends);
+	assert_null(m.peak);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* -b, the client's side: it sends first (the peer's messages come only
+ * as answers), sends and receives both counted to the end; the
+ * measurement is the sends'. */
+static void test_bw_bidir(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	const uint64_t iters = 400;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, iters, false);
+
+	(void)state;
+	f->echo = true;
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(pt_post_recv(&l, i, (uint64_t)f->run.rx_depth), 0);
+	assert_int_equal(pt_run_bw_bidir(&l, &m), 0);
+	assert_int_equal(m.msgs, iters * NQP);
+	assert_int_equal(f->sends, iters * NQP);
+	for (int i = 0; i < NQP; i++) {
+		assert_int_equal(f->qps[i].completed, iters);
+		assert_int_equal(f->qps[i].received, iters);
+	}
+	assert_true(m.elapsed_ns > 0);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+/* send_lat's client: ping, wait for the send, wait for the pong; every
+ * iteration stamped in order; one receive reposted per pong. */
+static void test_lat_send_pingpong(void **state)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	const uint64_t iters = 200;
+	struct fake *f = fake_new(&l, 1, IBV_WR_SEND, iters, false);
+
+	(void)state;
+	l.opt.lat = true;
+	f->echo = true;
+	f->per_iteration = true;
+	f->run.tx_depth = 1;
+	assert_int_equal(pt_post_recv(&l, 0, 4), 0);
+	assert_int_equal(pt_run_lat_send(&l, &m), 0);
+	assert_int_equal(m.n, iters);
+	assert_int_equal(f->sends, iters);
+	assert_int_equal(f->qps[0].recv_posted, iters);
+	assert_int_equal(f->rhead[0], iters);           /* every pong consumed */
+	assert_non_null(m.stamps);
+	for (uint64_t i = 1; i < iters; i++)
+		assert_true(m.stamps[i] >= m.stamps[i - 1]);
+	pt_lat_meas_free(&m);
+	fake_free(f);
+}
+
+/* write_lat's client: wait for the peer's count in our region, write ours
+ * (i + 1 in the last payload byte, checked by the fake), one WR each. */
+static void test_lat_write_pingpong(void **state)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	const uint64_t iters = 150;
+	struct fake *f = fake_new(&l, 1, IBV_WR_RDMA_WRITE, iters, false);
+
+	(void)state;
+	l.opt.lat = true;
+	f->echo_write = true;
+	f->per_iteration = true;
+	f->run.tx_depth = 1;
+	f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
+	assert_int_equal(pt_run_lat_write(&l, &m), 0);
+	assert_int_equal(m.n, iters);
+	assert_int_equal(f->sends, iters);
+	assert_int_equal(f->qps[0].send_buf[f->run.size - 1], (uint8_t)iters);
+	pt_lat_meas_free(&m);
+	fake_free(f);
+}
+
+/* read_lat: a failed READ names its iteration as the WR number. */
+static void test_lat_read_error(void **state)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	struct fake *f = fake_new(&l, 1, IBV_WR_RDMA_READ, 100, false);
+	char err[2048];
+
+	(void)state;
+	l.opt.lat = true;
+	f->per_iteration = true;
+	f->fail_sig = 38;
+	assert_int_equal(with_stderr(err, sizeof(err), lat_read, &l, &m), -1);
+	assert_int_equal(m.n, 38);
+	assert_non_null(strstr(err, "send WR #37 "));
+	assert_null(strstr(err, "scnt="));              /* BW counts only */
+	assert_null(strstr(err, "went away"));
+	pt_lat_meas_free(&m);
+	fake_free(f);
+}
+
+/* The hooks fire from the narrow loop: one post event per WR (post_one
+ * for the plain ones), one completion per CQE. */
+struct hook_counts {
+	uint64_t posts, post_ones, completions, last_flags;
+};
+
+static struct hook_counts hooked;
+
+static int h_init(const char *args, void **st, char *err, size_t len)
+{
+	(void)args, (void)err, (void)len;
+	memset(&hooked, 0, sizeof(hooked));
+	*st = &hooked;
+	return 0;
+}
+static void h_post(void *st, const struct pt_plugin_post *ev)
+{
+	((struct hook_counts *)st)->posts += ev->count;
+	((struct hook_counts *)st)->last_flags = ev->flags;
+}
+static void h_post_one(void *st, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t)
+{
+	(void)qp, (void)seq, (void)wr_id, (void)t;
+	((struct hook_counts *)st)->post_ones++;
+}
+static void h_completion(void *st, const struct pt_plugin_completion *ev)
+{
+	(void)ev;
+	((struct hook_counts *)st)->completions++;
+}
+
+static void test_bw_send_hooks(void **state)
+{
+	static const struct pt_plugin_ops ops = {
+		.abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(ops), .name = "count",
+		.init = h_init, .post = h_post, .completion = h_completion, .post_one = h_post_one,
+	};
+	uint32_t qpn[NQP] = { 0x100, 0x101 };
+	struct pt_plugin_run_info info = {
+		.struct_size = sizeof(info), .tool = "test_loop", .device = "fake0",
+		.directions = PT_PLUGIN_DIR_SEND, .num_qps = NQP, .qp_nums = qpn, .msg_size = 64,
+		.iterations = 300, .tx_depth = 32, .cq_mod = 8, .post_list = 1,
+		.hw_clock_domain = "none", .sw_clock = "CLOCK_MONOTONIC_RAW",
+		.send_opcode = PT_PLUGIN_OP_SEND,
+	};
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, 300, false);
+	char err[256];
+
+	(void)state;
+	assert_int_equal(pt_hooks_load_builtin(&ops, "count (test)", "", err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_run_start(&info, err, sizeof(err)), 0);
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
+	pt_hooks_unload_all();
+	/* the last WR of each QP is a post event marked last-signaled */
+	assert_int_equal(hooked.post_ones + hooked.posts, 300 * NQP);
+	assert_int_equal(hooked.posts, NQP);
+	assert_int_equal(hooked.last_flags, PT_PLUGIN_POST_LAST_SIGNALED);
+	assert_int_equal(hooked.completions, f->signaled);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bw_send_old_api),
+		cmocka_unit_test(test_bw_write_post_list),
+		cmocka_unit_test(test_bw_send_wr_api),
+		cmocka_unit_test(test_bw_send_wc_error),
+		cmocka_unit_test(test_bw_send_peer_gone),
+		cmocka_unit_test(test_bw_send_stall),
+		cmocka_unit_test(test_bw_send_interrupted),
+		cmocka_unit_test(test_bw_send_period_row),
+		cmocka_unit_test(test_bw_recv_ud),
+		cmocka_unit_test(test_bw_send_duration),
+		cmocka_unit_test(test_bw_bidir),
+		cmocka_unit_test(test_lat_send_pingpong),
+		cmocka_unit_test(test_lat_write_pingpong),
+		cmocka_unit_test(test_lat_read_error),
+		cmocka_unit_test(test_bw_send_hooks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
