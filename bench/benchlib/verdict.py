@@ -46,7 +46,7 @@ REFUSED_VERSION = re.compile(
     r"the oldest compatible with this build|"                     # ours: too old
     r"will negotiate parameters \(6\.28\+ protocol\)|"            # ours: 6.28
     r"raw keys are 56 bytes up to perftest 6\.28 and 64 from")    # ours: -z/-R layout
-REFUSED_OPTION = re.compile(r"not supported by this build|unrecognized option|"
+REFUSED_OPTION = re.compile(r"not supported by this build|is not implemented yet|unrecognized option|"
                             r"invalid option|option requires an argument|"
                             r"Parser function exited with Error|is not available in ib_")
 REFUSED_PARAMS = re.compile(r"Failed to negotiate parameters|mismatch: local=")

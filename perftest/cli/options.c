@@ -3,6 +3,8 @@
  * options_check.c, the table in options_table.c. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -89,6 +91,21 @@ static int get_size(FILE *err, const char *name, const char *arg, uint64_t *out)
 bad:
 	return perr(err, " Invalid value '%s' for %s: expected a size in 1..%d bytes"
 		    " (K and M suffixes allowed)\n", arg, name, INT32_MAX);
+}
+
+/* A limit (-w, -y): a finite real >= 0, nothing after it. */
+static int get_limit(FILE *err, const char *name, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = arg && *arg ? strtod(arg, &end) : -1;
+	if (!arg || !*arg || errno || *end || !isfinite(v) || v < 0)
+		return perr(err, " Invalid value '%s' for %s: expected a number >= 0\n",
+			    arg ? arg : "", name);
+	*out = v;
+	return 0;
 }
 
 /* A string option copied into a fixed buffer. */
@@ -289,6 +306,23 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	case PT_OPT_TRACE:
 		return get_str(err, name, arg, p->plugin.trace_file,
 			       sizeof(p->plugin.trace_file));
+	case PT_OPT_LIMIT_BW:
+		return get_limit(err, name, arg, &p->report.limit_bw);
+	case PT_OPT_LIMIT_MSGRATE:
+		return get_limit(err, name, arg, &p->report.limit_msgrate);
+	case PT_OPT_IPV6_ADDR: p->oob.ipv6_addr = true; return 0;
+	case PT_OPT_BIND_SOURCE_IP: {
+		/* numeric only (an IPv6 scope such as %eth0 allowed): no lookup here */
+		struct addrinfo hints = { .ai_flags = AI_NUMERICHOST }, *ai = NULL;
+
+		if (getaddrinfo(arg, NULL, &hints, &ai))
+			return perr(err, " Invalid value '%s' for %s: expected a numeric IPv4 or"
+				    " IPv6 address\n", arg, name);
+		freeaddrinfo(ai);
+		return get_str(err, name, arg, p->oob.source_ip, sizeof(p->oob.source_ip));
+	}
+	case PT_OPT_WAIT_DESTROY:
+		return get_int(err, name, arg, 0, 86400, &t->wait_destroy);
 	case PT_OPT_ANNOUNCE_VERSION:
 		return get_version(err, name, arg, p->oob.fake_version);
 	case PT_OPT_HELP:
@@ -309,8 +343,8 @@ static void build_getopt_tables(const struct pt_optdef *defs, size_t n,
 	*s++ = ':'; /* report a missing argument as ':' */
 	for (size_t i = 0; i < n; i++) {
 		const struct pt_optdef *d = &defs[i];
-		/* unsupported: take an argument if attached, never the next word */
-		int has = (d->flags & PT_OPTF_UNSUPPORTED) ? optional_argument :
+		/* refused: take an argument if attached, never the next word */
+		int has = (d->flags & (PT_OPTF_UNSUPPORTED | PT_OPTF_NOT_YET)) ? optional_argument :
 			  d->has_arg ? required_argument : no_argument;
 
 		if (d->short_name) {
@@ -387,16 +421,23 @@ static const struct pt_optdef *resolve(int c, char **argv, const struct pt_tool 
 		invalid(err, tool, "invalid option", name);
 		return NULL;
 	}
-	if (d->flags & PT_OPTF_UNSUPPORTED) {
-		fprintf(err, "option %s is not supported by this build\n", name);
-		return NULL;
-	}
+	/* the tool first: upstream refuses these on the other tools whatever
+	 * this build can do */
 	if (d->id == PT_OPT_MCG && !(tool->option_groups & PT_OPTG_MCAST)) {
 		fprintf(err, "MultiCast feature only available on SEND verb\n");
 		return NULL;
 	}
 	if (d->groups && !(tool->option_groups & d->groups)) {
 		fprintf(err, " option %s is not available in %s\n", name, tool->name);
+		return NULL;
+	}
+	if (d->flags & PT_OPTF_UNSUPPORTED) {
+		fprintf(err, " option %s is not supported by this build: %s\n", name, d->help);
+		return NULL;
+	}
+	if (d->flags & PT_OPTF_NOT_YET) {
+		fprintf(err, " option %s is not implemented yet: %s (plain verbs, planned;"
+			" docs/option-parity.md)\n", name, d->help);
 		return NULL;
 	}
 	return d;

@@ -3,6 +3,7 @@
  * read (docs/upstream-behaviour.md §4.1 multicast, §3 defaults). Order matters: the
  * test mode decides iters, iters caps the depths, the depths cap cq_mod. */
 #include <stdarg.h>
+#include <string.h>
 #include "options_int.h"
 
 
@@ -47,6 +48,14 @@ static int check_connection(struct pt_params *p, FILE *err)
 	}
 	if (p->dev.tos >= 0 && !p->conn.rdma_cm_oob)
 		return perr(err, " TOS only valid for rdma_cm based QP and RawEth QP\n");
+	/* the rdma_cm channel resolves its own addresses */
+	if (p->conn.rdma_cm_oob && p->oob.ipv6_addr)
+		return perr(err, " --ipv6-addr with -z/-R is not implemented yet (the TCP channel only)\n");
+	if (p->conn.rdma_cm_oob && p->oob.source_ip[0])
+		return perr(err, " --bind_source_ip with -z/-R is not implemented yet (the TCP channel only)\n");
+	if (p->oob.ipv6_addr && p->oob.source_ip[0] && !strchr(p->oob.source_ip, ':'))
+		return perr(err, " --bind_source_ip %s is IPv4, but --ipv6-addr asks for IPv6\n",
+			    p->oob.source_ip);
 	return 0;
 }
 
@@ -60,6 +69,7 @@ static int check_mode(struct pt_params *p, const struct pt_parse_state *st, FILE
 			    PT_ATOMIC_SIZE);
 	if (t->all_sizes && t->run_infinitely)
 		return perr(err, " -a and --run_infinitely cannot be combined\n");
+	t->duration_given = st->duration_given;
 	if (st->duration_given) {
 		if (t->all_sizes)
 			return perr(err, " Duration mode (-D) cannot be combined with -a\n");
@@ -87,6 +97,9 @@ static int check_mode(struct pt_params *p, const struct pt_parse_state *st, FILE
 		t->test_method = PT_METHOD_ALL;
 		t->size = PT_MAX_SIZE; /* buffers are sized for the largest step */
 	}
+	/* the limits judge final rows, which an endless run never prints */
+	if (t->run_infinitely && (p->report.limit_bw >= 0 || p->report.limit_msgrate >= 0))
+		return perr(err, " -w/-y need a run that ends: not with --run_infinitely\n");
 	if (p->report.cpu_util && t->test_type != PT_TEST_DURATION)
 		return perr(err, " --cpu_util is only valid in duration mode (-D)\n");
 	return 0;

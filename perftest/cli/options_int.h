@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include "params.h"
 
-/* What an option does; every upstream option we reject is PT_OPT_UNSUPPORTED. */
+/* What an option does; every upstream option we refuse is PT_OPT_UNSUPPORTED. */
 enum pt_opt_id {
 	PT_OPT_UNSUPPORTED = 0,
 	PT_OPT_ALL, PT_OPT_ATOMIC_TYPE, PT_OPT_BIDIR, PT_OPT_CONNECTION,
@@ -24,11 +24,14 @@ enum pt_opt_id {
 	PT_OPT_OUT_JSON_FILE, PT_OPT_PLUGIN, PT_OPT_REPORT_GBITS, PT_OPT_REPORT_BOTH,
 	PT_OPT_RUN_INFINITELY, PT_OPT_TCLASS, PT_OPT_TRACE, PT_OPT_OLD_POST_SEND,
 	PT_OPT_NEW_POST_SEND, PT_OPT_ANNOUNCE_VERSION, PT_OPT_CONNECTIONLESS,
+	PT_OPT_LIMIT_BW, PT_OPT_LIMIT_MSGRATE, PT_OPT_IPV6_ADDR, PT_OPT_BIND_SOURCE_IP,
+	PT_OPT_WAIT_DESTROY,
 };
 
 enum pt_optdef_flags {
 	PT_OPTF_UNSUPPORTED = 1u << 0, /* upstream has it, this build does not */
 	PT_OPTF_HIDDEN = 1u << 1,      /* accepted, not listed by -h */
+	PT_OPTF_NOT_YET = 1u << 2,     /* plain verbs, not implemented yet */
 };
 
 struct pt_optdef {
@@ -40,14 +43,14 @@ struct pt_optdef {
 	unsigned groups;        /* enum pt_option_group; 0 = every tool */
 	unsigned flags;         /* enum pt_optdef_flags */
 	const char *arg_name;   /* for -h */
-	const char *help;
+	const char *help;       /* refused options: why (HW) or what (LATER) */
 };
 
 /* The table, upstream's options in upstream's spelling. */
 const struct pt_optdef *pt_optdefs(size_t *count);
 
 /* Room for every long name and alias in getopt's table (checked at compile time). */
-#define PT_MAX_LONGOPTS 320
+#define PT_MAX_LONGOPTS 400
 
 /* Facts the checks need but the engine does not. */
 struct pt_parse_state {

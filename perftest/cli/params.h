@@ -66,6 +66,13 @@ enum pt_option_group {
 	PT_OPTG_MCAST = 1u << 7,       /* -g -M */
 	PT_OPTG_RX_DEPTH = 1u << 8,    /* -r */
 	PT_OPTG_MCAST_RX = 1u << 9,    /* --connectionless (a BW receiver) */
+	/* groups of options we refuse, so that the other tools refuse them as
+	 * upstream does (docs/upstream-behaviour.md §2) */
+	PT_OPTG_SEND_VERB = 1u << 10,  /* --use-srq --send_with_imm --recv_post_list */
+	PT_OPTG_WRITE_VERB = 1u << 11, /* --write_with_imm */
+	PT_OPTG_NULL_MR = 1u << 12,    /* --use-null-mr: write and read tools */
+	PT_OPTG_DATA_VALIDATION = 1u << 13, /* --data_validation: write/read BW */
+	PT_OPTG_WARM_UP = 1u << 14,    /* --perform_warm_up: RDMA BW tools */
 };
 
 /* One tool: what it measures and which options it takes. */
@@ -103,6 +110,7 @@ const struct pt_tool *pt_tool_find(const char *name);
 #define PT_HOST_MAX 256        /* a DNS name is at most 253 characters */
 #define PT_PATH_MAX 1024
 #define PT_VERSION_MAX 16      /* the version message is 16 bytes with NUL */
+#define PT_IP_MAX 64           /* numeric IPv6 with a scope, and the NUL */
 
 struct pt_dev_params {
 	char ib_devname[PT_DEVNAME_MAX]; /* -d; "" = first device */
@@ -135,7 +143,9 @@ struct pt_traffic_params {
 	bool run_infinitely;             /* --run_infinitely (test_method INFINITELY) */
 	int duration;                    /* -D seconds; also the report period of
 	                                  * --run_infinitely (5) */
+	bool duration_given;             /* -D given (not just the default period) */
 	int margin;                      /* -f seconds, duration/4 */
+	int wait_destroy;                /* --wait_destroy: seconds before clean-up */
 	int tx_depth;                    /* -t; BW 128, LAT 1; <= iters */
 	bool tx_depth_given;
 	int rx_depth;                    /* -r; SEND 512, RDMA 1; see options_check.c */
@@ -164,6 +174,8 @@ struct pt_oob_params {
 	int port;                        /* -p, 18515 */
 	int timeout_sec;                 /* --oob_timeout, 60; 0 = wait forever */
 	bool dont_xchg_versions;         /* --dont_xchg_versions */
+	bool ipv6_addr;                  /* --ipv6-addr: the TCP channel over IPv6 only */
+	char source_ip[PT_IP_MAX];       /* --bind_source_ip: client binds to it; "" none */
 	/* --announce_version=STR: test-only, hidden from -h. Announces STR in the
 	 * 16-byte version message instead of WIRE_VERSION, so lab tests can play
 	 * an older or newer peer. "" = announce WIRE_VERSION. */
@@ -182,6 +194,8 @@ struct pt_report_params {
 	bool histogram;                  /* -H: sorted samples */
 	bool unsorted;                   /* -U: unsorted samples */
 	bool cpu_freq_warn_off;          /* -F: no CPU frequency warnings */
+	double limit_bw;                 /* -w: fail below this BW average; < 0 off */
+	double limit_msgrate;            /* -y: fail below this Mpps; < 0 off */
 };
 
 /* Reserved for the tracing plugin layer; the parser only stores them. */

@@ -12,7 +12,7 @@ const struct pt_tool pt_tool_send_bw = {
 	.name = "ib_send_bw", .verb = PT_VERB_SEND, .kind = PT_KIND_BW,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC) | PT_CONN_BIT(PT_CONN_UD),
 	.option_groups = RDMA_GROUPS_BW | PT_OPTG_EVENTS | PT_OPTG_INLINE | PT_OPTG_MCAST |
-			 PT_OPTG_MCAST_RX | PT_OPTG_RX_DEPTH,
+			 PT_OPTG_MCAST_RX | PT_OPTG_RX_DEPTH | PT_OPTG_SEND_VERB,
 	.default_iters = 1000,
 };
 
@@ -21,7 +21,7 @@ const struct pt_tool pt_tool_send_lat = {
 	.name = "ib_send_lat", .verb = PT_VERB_SEND, .kind = PT_KIND_LAT,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC) | PT_CONN_BIT(PT_CONN_UD),
 	.option_groups = RDMA_GROUPS_LAT | PT_OPTG_EVENTS | PT_OPTG_INLINE | PT_OPTG_MCAST |
-			 PT_OPTG_RX_DEPTH,
+			 PT_OPTG_RX_DEPTH | PT_OPTG_SEND_VERB,
 	.default_iters = 1000,
 };
 
@@ -29,28 +29,30 @@ const struct pt_tool pt_tool_send_lat = {
 const struct pt_tool pt_tool_write_bw = {
 	.name = "ib_write_bw", .verb = PT_VERB_WRITE, .kind = PT_KIND_BW,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC),
-	.option_groups = RDMA_GROUPS_BW | PT_OPTG_INLINE,
+	.option_groups = RDMA_GROUPS_BW | PT_OPTG_INLINE | PT_OPTG_WRITE_VERB | PT_OPTG_NULL_MR |
+			 PT_OPTG_DATA_VALIDATION | PT_OPTG_WARM_UP,
 	.default_iters = 5000,
 };
 
 const struct pt_tool pt_tool_write_lat = {
 	.name = "ib_write_lat", .verb = PT_VERB_WRITE, .kind = PT_KIND_LAT,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC) | PT_CONN_BIT(PT_CONN_UC),
-	.option_groups = RDMA_GROUPS_LAT | PT_OPTG_INLINE,
+	.option_groups = RDMA_GROUPS_LAT | PT_OPTG_INLINE | PT_OPTG_WRITE_VERB | PT_OPTG_NULL_MR,
 	.default_iters = 1000,
 };
 
 const struct pt_tool pt_tool_read_bw = {
 	.name = "ib_read_bw", .verb = PT_VERB_READ, .kind = PT_KIND_BW,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC),
-	.option_groups = RDMA_GROUPS_BW | PT_OPTG_EVENTS | PT_OPTG_OUTS,
+	.option_groups = RDMA_GROUPS_BW | PT_OPTG_EVENTS | PT_OPTG_OUTS | PT_OPTG_NULL_MR |
+			 PT_OPTG_DATA_VALIDATION | PT_OPTG_WARM_UP,
 	.default_iters = 1000,
 };
 
 const struct pt_tool pt_tool_read_lat = {
 	.name = "ib_read_lat", .verb = PT_VERB_READ, .kind = PT_KIND_LAT,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC),
-	.option_groups = RDMA_GROUPS_LAT | PT_OPTG_EVENTS | PT_OPTG_OUTS,
+	.option_groups = RDMA_GROUPS_LAT | PT_OPTG_EVENTS | PT_OPTG_OUTS | PT_OPTG_NULL_MR,
 	.default_iters = 1000,
 };
 
@@ -58,7 +60,8 @@ const struct pt_tool pt_tool_read_lat = {
 const struct pt_tool pt_tool_atomic_bw = {
 	.name = "ib_atomic_bw", .verb = PT_VERB_ATOMIC, .kind = PT_KIND_BW,
 	.conn_types = PT_CONN_BIT(PT_CONN_RC),
-	.option_groups = PT_OPTG_BW | PT_OPTG_EVENTS | PT_OPTG_OUTS | PT_OPTG_ATOMIC_TYPE,
+	.option_groups = PT_OPTG_BW | PT_OPTG_EVENTS | PT_OPTG_OUTS | PT_OPTG_ATOMIC_TYPE |
+			 PT_OPTG_WARM_UP,
 	.default_iters = 1000,
 };
 
@@ -126,6 +129,8 @@ void pt_params_defaults(const struct pt_tool *tool, struct pt_params *p)
 
 	strcpy(p->report.out_json_file, PT_DEFAULT_OUT_JSON_FILE);
 	p->report.output = PT_OUTPUT_FULL;
+	p->report.limit_bw = -1;
+	p->report.limit_msgrate = -1;
 }
 
 int pt_inline_default(const struct pt_params *p, bool known_device)

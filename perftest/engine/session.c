@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "engine.h"
 #include "perftest/report/report.h"
 #include "perftest/report/json.h"
@@ -34,18 +35,20 @@ int pt_session_start(struct pt_ctx *c)
 	int32_t page = c->run.page_size, line = c->run.cache_line;
 	int mtu = (int)c->run.mtu;
 	bool cm = p->conn.rdma_cm_oob;   /* -z (and -R): messages over rdma_cm */
+	int family = p->oob.ipv6_addr ? AF_INET6 : AF_UNSPEC;   /* --ipv6-addr */
 
 	pt_oob_set_timeout(o, p->oob.timeout_sec ? p->oob.timeout_sec * 1000 : -1);
+	pt_oob_set_source(o, p->oob.source_ip[0] ? p->oob.source_ip : NULL);
 	if (p->oob.fake_version[0])
 		pt_oob_set_version(o, p->oob.fake_version);
 	if (p->oob.is_client) {
 		if (cm ? pt_cm_oob_connect(o, p->oob.servername, p->oob.port, o->connect_timeout_ms,
 					   p->dev.tos, o->err, sizeof(o->err))
-		       : pt_oob_connect(o, p->oob.servername, p->oob.port, 0))
+		       : pt_oob_connect(o, p->oob.servername, p->oob.port, family))
 			return oob_fail(c, "Couldn't connect to the server");
 	} else {
 		if (cm ? pt_cm_oob_listen(o, p->oob.port, o->err, sizeof(o->err))
-		       : pt_oob_listen(o, NULL, p->oob.port, 0))
+		       : pt_oob_listen(o, NULL, p->oob.port, family))
 			return oob_fail(c, "Couldn't listen");
 		if (full_output(c))
 			printf("\n************************************\n"
@@ -89,7 +92,10 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	};
 	const struct pt_params *p = c->p;
 	const struct pt_traffic_params *t = &p->traffic;
-	bool timed = t->test_type == PT_TEST_DURATION;
+	/* --run_infinitely alone turns to duration mode only in upstream's
+	 * loop, after N: until then it is an iteration run of the default count */
+	bool endless = t->run_infinitely && !t->duration_given;
+	bool timed = t->test_type == PT_TEST_DURATION && !endless;
 
 	memset(n, 0, sizeof(*n));
 	n->v[PT_NEG_TEST_METHOD] = t->test_method;
@@ -104,7 +110,8 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	n->v[PT_NEG_REPORT_FMT] = p->report.gbits ? PT_NEG_GBS : PT_NEG_MBS;
 	/* -a allocates for the largest size, after the UD clamp to the MTU */
 	n->v[PT_NEG_SIZE_F] = (int64_t)(t->all_sizes ? c->run.max_size : c->run.size);
-	n->v[PT_NEG_ITERS] = timed ? 0 : (int64_t)t->iters;
+	n->v[PT_NEG_ITERS] = timed ? 0 : endless ? (int64_t)p->tool->default_iters :
+			     (int64_t)t->iters;
 	n->v[PT_NEG_NUM_QPS] = c->res.num_qps;
 	n->v[PT_NEG_DURATION_S] = t->duration;
 	n->v[PT_NEG_USE_RDMA_CM] = p->conn.rdma_cm_oob;

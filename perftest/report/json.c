@@ -10,10 +10,12 @@
 #include <jansson.h>
 
 #include "json.h"
+#include "verdict.h"
 
 struct pt_json {
 	json_t *info; /* "test_info" */
 	json_t *rows; /* "all_results"; "results" is its last element */
+	json_t *limits; /* "limits": -w/-y and their verdict, NULL without */
 	enum pt_output_mode mode;
 };
 
@@ -151,6 +153,46 @@ static json_t *row_head(uint64_t size, int *err)
 	return o;
 }
 
+int pt_json_set_verdict(struct pt_json *j, const struct pt_verdict *v)
+{
+	json_t *o, *failed;
+	int err = 0;
+
+	if (!j || !v)
+		return -EINVAL;
+	o = json_object();
+	failed = json_array();
+	if (!o || !failed) {
+		json_decref(o);
+		json_decref(failed);
+		return -ENOMEM;
+	}
+	if (v->limit_bw >= 0) {
+		err |= set_real(o, "limit_bw", v->limit_bw);
+		if (v->rows)
+			err |= set_real(o, "lowest_BW_average", v->min_bw);
+	}
+	if (v->limit_msgrate >= 0) {
+		err |= set_real(o, "limit_msgrate", v->limit_msgrate);
+		if (v->rows)
+			err |= set_real(o, "lowest_MsgRate", v->min_msgrate);
+	}
+	if (v->failed & PT_LIMIT_BW)
+		err |= json_array_append_new(failed, json_string("limit_bw")) != 0;
+	if (v->failed & PT_LIMIT_MSGRATE)
+		err |= json_array_append_new(failed, json_string("limit_msgrate")) != 0;
+	err |= set_int(o, "rows_checked", v->rows);
+	err |= json_object_set_new(o, "failed", failed) != 0;
+	err |= json_object_set_new(o, "pass", json_boolean(pt_verdict_pass(v))) != 0;
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	json_decref(j->limits);
+	j->limits = o;
+	return 0;
+}
+
 int pt_json_add_bw(struct pt_json *j, const struct pt_bw_result *r)
 {
 	json_t *o;
@@ -255,7 +297,8 @@ char *pt_json_dumps(const struct pt_json *j)
 	if (!json_object_set(doc, "test_info", j->info) &&
 	    (n == 0 || !json_object_set(doc, "results",
 					json_array_get(j->rows, n - 1))) &&
-	    !json_object_set(doc, "all_results", j->rows))
+	    !json_object_set(doc, "all_results", j->rows) &&
+	    (!j->limits || !json_object_set(doc, "limits", j->limits)))
 		text = json_dumps(doc, PT_JSON_FLAGS);
 	json_decref(doc);
 	return text;
@@ -322,5 +365,6 @@ void pt_json_free(struct pt_json *j)
 		return;
 	json_decref(j->info);
 	json_decref(j->rows);
+	json_decref(j->limits);
 	free(j);
 }

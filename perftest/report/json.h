@@ -45,6 +45,12 @@ struct pt_json *pt_json_begin(const struct pt_test_info *info,
 /* 0, -ENOMEM, or -EINVAL when the output mode does not apply to the row
  * kind (e.g. --output=latency with a BW row). */
 int pt_json_add_bw(struct pt_json *j, const struct pt_bw_result *r);
+/* The -w/-y verdict so far, as the top-level "limits" object (replaced on
+ * each call): "limit_bw", "limit_msgrate" (those given), "lowest_BW_average",
+ * "lowest_MsgRate" (over the rows checked), "rows_checked", "failed" (the
+ * names of the limits missed) and "pass". Absent when never set. */
+struct pt_verdict;
+int pt_json_set_verdict(struct pt_json *j, const struct pt_verdict *v);
 int pt_json_add_lat(struct pt_json *j, const struct pt_lat_result *r);
 int pt_json_add_lat_dur(struct pt_json *j, const struct pt_lat_dur_result *r);
 /* The document as a string (malloc'd, free() it), NULL on failure. */

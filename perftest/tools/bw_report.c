@@ -6,7 +6,31 @@
 #include <stdio.h>
 #include "perftest/engine/engine.h"
 #include "perftest/engine/fault.h"
+#include "perftest/report/json.h"
+#include "perftest/report/verdict.h"
 #include "tool.h"
+
+/* -w/-y over every final row this process prints (one run per process). */
+static struct pt_verdict limits;
+static bool limits_ready;
+
+void pt_bw_check_limits(struct pt_ctx *c, const struct pt_bw_result *r)
+{
+	if (!limits_ready) {
+		pt_verdict_init(&limits, c->p->report.limit_bw, c->p->report.limit_msgrate);
+		limits_ready = true;
+	}
+	if (!pt_verdict_active(&limits))
+		return;
+	pt_verdict_add_bw(&limits, r, stderr);
+	if (c->out.json && pt_json_set_verdict(c->out.json, &limits))
+		fprintf(stderr, " Couldn't add the limits to the JSON document\n");
+}
+
+bool pt_bw_limits_failed(void)
+{
+	return limits_ready && !pt_verdict_pass(&limits);
+}
 
 int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
 		 struct pt_bw_result *local)
@@ -43,6 +67,7 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 		*local = r;
 	if (!xchg) {
 		pt_session_bw_row(c, &r);
+		pt_bw_check_limits(c, &r);
 		return 0;
 	}
 	/* -b: both sides swap their numbers and print the sum (docs/wire-protocol.md §8). */
@@ -65,6 +90,7 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	}
 	pt_bw_sum(&r, &remote, &sum);
 	pt_session_bw_row(c, &sum);
+	pt_bw_check_limits(c, &sum);
 	return 0;
 }
 

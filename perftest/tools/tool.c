@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "util/clock.h"
 #include "perftest/cli/mgid.h"
 #include "perftest/cli/options.h"
@@ -102,6 +103,14 @@ int pt_tool_prepare(struct pt_ctx *c)
 	return pt_resources_create(c);
 }
 
+/* --wait_destroy: keep the resources a while after the run (for looking
+ * at them from outside); SIGINT ends the wait. */
+static void wait_before_destroy(int seconds)
+{
+	for (int tenths = 0; tenths < seconds * 10 && !pt_interrupted; tenths++)
+		usleep(100000);
+}
+
 int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **argv)
 {
 	static struct pt_params params;
@@ -129,6 +138,10 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	ctx.run.inline_size = pt_inline_default(&params, false);
 	ctx.run.out_reads = out_reads(&ctx);
 	rc = flow(&ctx);
+	if (!rc && params.traffic.wait_destroy > 0)
+		wait_before_destroy(params.traffic.wait_destroy);
+	if (!rc && pt_bw_limits_failed())
+		rc = PT_EXIT_FAIL;   /* after a complete run: the peer saw no error */
 	if (rc && pt_interrupted && ctx.out.json)   /* the flow stopped before writing it */
 		fprintf(stderr, " %s not written: the run was interrupted\n", params.report.out_json_file);
 	pt_ctx_destroy(&ctx);   /* detaches multicast groups, closes the session */

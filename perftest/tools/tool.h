@@ -25,6 +25,11 @@ uint64_t pt_next_size(const struct pt_ctx *c, uint64_t s);
  * (may be NULL) gets the local row. */
 int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool xchg,
 		 struct pt_bw_result *local);
+/* -w/-y: compare a final row with the limits, name a miss on stderr and
+ * keep the verdict (also in --out_json's "limits"). */
+void pt_bw_check_limits(struct pt_ctx *c, const struct pt_bw_result *r);
+/* A row of this process missed a limit: the exit status is 1. */
+bool pt_bw_limits_failed(void);
 /* The loops' view of a BW run (pt_loop_view) with --run_infinitely's
  * periodic row (one per period, from that period's messages). */
 void pt_bw_loop_view(struct pt_ctx *c, struct pt_loop *l);

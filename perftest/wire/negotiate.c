@@ -37,6 +37,14 @@ static const struct {
 	[PT_NEG_DATA_VALIDATION] = { "data_validation", 76, 1, NULL },
 };
 
+void pt_neg_drop_629_fields(uint8_t *block, size_t len)
+{
+	size_t off = fields[PT_NEG_DATA_VALIDATION].off;
+
+	if (block && len >= off + 4)
+		memset(block + off, 0, 4);
+}
+
 static int wide(enum pt_neg_field f)
 {
 	return f == PT_NEG_SIZE_F || f == PT_NEG_ITERS;

@@ -45,6 +45,10 @@ int pt_neg_encode(const struct pt_negotiate *n, size_t len, uint8_t *out);
 /* Strict: len 312 or 320, no negative count, size, iteration or duration,
  * enum fields within upstream's ranges. 0, or -1 with *n zeroed. */
 int pt_neg_parse(const uint8_t *in, size_t len, struct pt_negotiate *n);
+/* A block from a peer below 6.29 (6.28): offset 76 is padding there, never
+ * read by that peer and not necessarily zero. Clear it before pt_neg_parse()
+ * so that neither the range check nor the comparison judges it. */
+void pt_neg_drop_629_fields(uint8_t *block, size_t len);
 /* Every scalar equal: 0. Else the number of fields that differ, and the
  * first few described in why as "<name> mismatch: local=X, remote=Y". */
 int pt_neg_compare(const struct pt_negotiate *local, const struct pt_negotiate *remote,

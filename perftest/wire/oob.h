@@ -38,6 +38,7 @@ struct pt_oob {
 	const struct pt_oob_msg_ops *msg; /* set: messages go there, not to fd */
 	void *msg_ctx;
 	int raw_keys;           /* key messages as raw structs (rdma_cm modes) */
+	const char *source;     /* client: numeric address to bind before connecting */
 	char err[256];
 };
 
@@ -62,9 +63,14 @@ int pt_oob_listen_port(const struct pt_oob *c);
 /* Wait up to connect_timeout_ms for one client, then close the listener. */
 int pt_oob_accept(struct pt_oob *c);
 /* Client: connect, retrying refused connections every 100 ms until
- * connect_timeout_ms has passed (the server may not be listening yet). */
+ * connect_timeout_ms has passed (the server may not be listening yet).
+ * With c->source set (pt_oob_set_source) the socket is bound to that
+ * address first and only the server's addresses of its family are tried. */
 int pt_oob_connect(struct pt_oob *c, const char *host, int port, int family);
 void pt_oob_close(struct pt_oob *c);
+/* --bind_source_ip: the numeric IPv4/IPv6 address a client binds to (kept
+ * by pointer; NULL: the kernel chooses). */
+void pt_oob_set_source(struct pt_oob *c, const char *ip);
 /* Carry the messages over ops/t from now on (t is closed by pt_oob_close);
  * raw_keys: keys travel as raw structs (docs/wire-protocol.md §9.2). */
 void pt_oob_use_msg(struct pt_oob *c, const struct pt_oob_msg_ops *ops, void *t,
@@ -87,8 +93,10 @@ int pt_oob_xchg_mtu(struct pt_oob *c, int *mtu);
  * raw_keys the peer's raw struct (56 or 64 bytes, peer.cm_key_size). */
 int pt_oob_xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 		    struct pt_key *theirs);
-/* K0: a key exchange used as a barrier; the peer's content is validated
- * and dropped. mine may be NULL (an all-zero key is sent). */
+/* K0: a key exchange used as a barrier; the peer's content is dropped,
+ * after a parse in the TCP text form (where a malformed one means a
+ * desynchronised stream), unread as a raw struct (-z/-R: the message
+ * transport checks the size). mine may be NULL (an all-zero key is sent). */
 int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
 /* N (6.28+ peers, only if c->peer.negotiate): our block in its 320-byte
  * form; a TCP server answers a 312-byte block (a build without mlx5dv) in
@@ -96,7 +104,10 @@ int pt_oob_barrier(struct pt_oob *c, int use_gid, const struct pt_key *mine);
 int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
 			  struct pt_negotiate *theirs);
 /* R: five exchanges (size, iters, peak, avg, msg rate); a peer's figures
- * that pt_bw_report_check() refuses give -EPROTO. */
+ * that pt_bw_report_check() refuses give -EPROTO. theirs NULL: the peer's
+ * bytes are read and dropped unchecked, for the end of a non-duplex
+ * write/read/atomic run, where upstream's server sends a report it never
+ * filled and its client ignores it (docs/wire-protocol.md §8). */
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			  struct pt_bw_report *theirs);
 

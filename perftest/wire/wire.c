@@ -246,6 +246,7 @@ int pt_peer_rules_init(struct pt_peer_rules *r, const char *peer,
 	r->iters_size = (double)f >= 5.33 ? 8 : 4;
 	r->sysdata = r->ver >= 5.32;
 	r->peer_is_628plus = r->ver >= 6.28;
+	r->neg_629 = r->ver >= 6.29;
 	/* A 6.29+ build sends and parses the 64-byte layout whoever its peer
 	 * is. We announce 6.06, so the peer decides; a test announcing 6.29
 	 * plays such a build. */

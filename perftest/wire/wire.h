@@ -76,6 +76,7 @@ struct pt_peer_rules {
 	size_t iters_size;    /* report iters: 8 iff (float)atof >= 5.33 */
 	int peer_is_628plus;  /* atof >= 6.28: a HEAD build would negotiate */
 	int negotiate;        /* both sides exchange N (negotiate.h) after M */
+	int neg_629;          /* atof >= 6.29: its N carries data_validation */
 	size_t cm_key_size;   /* -z/-R raw key: 64 if either side >= 6.29, else 56 */
 	char why[192];        /* refusal message when !compatible */
 };

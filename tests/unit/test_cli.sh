@@ -145,14 +145,17 @@ cases() {
 	t "-g -R is refused" 1 'rdma_cm .* not supported in multicast' -- -d $NODEV -g -R
 	t "-g -c UD parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV -g -c UD
 
-	# upstream options this build does not implement
-	t "--use_cuda=0 is not supported" 1 '^option --use_cuda is not supported by this build$' \
+	# upstream options this build cannot drive, or has not implemented yet
+	t "--use_cuda=0 is not supported" 1 '^ option --use_cuda is not supported by this build: GPU memory' \
 		-- --use_cuda=0
-	t "--rate_limit=10 is not supported" 1 \
-		'^option --rate_limit is not supported by this build$' -- --rate_limit=10
-	t "-w 10 is not supported" 1 '^option -w is not supported by this build$' -- -w 10
-	t "-O is not supported" 1 '^option -O is not supported by this build$' -- -O
-	t "--odp is not supported" 1 '^option --odp is not supported by this build$' -- --odp
+	t "--rate_limit=10 is not implemented yet" 1 \
+		'^ option --rate_limit is not implemented yet: the rate limiter' -- --rate_limit=10
+	t "-O is not implemented yet" 1 '^ option -O is not implemented yet' -- -O
+	t "--odp is not implemented yet" 1 '^ option --odp is not implemented yet' -- --odp
+	t "--ethertype is known" 1 'not supported by this build: raw Ethernet' -- --ethertype=0x800
+	# -w/-y parse (then no device); bad values are refused
+	t "-w 10 -y 0.5 parse, then no device" 1 "$NODEV_MSG" -- -d $NODEV -w 10 -y 0.5
+	t "-w abc is refused" 1 "Invalid value 'abc' for -w" -- -w abc
 	# accepted and acted on: they get as far as the device
 	t "-e parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV -e
 	t "--run_infinitely parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV --run_infinitely

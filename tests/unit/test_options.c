@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -11,81 +12,7 @@
 #include "perftest/cli/options.h"
 #include "perftest/cli/options_int.h"
 
-/* One parse of "<tool> <cmdline>" with stdout/stderr captured. */
-struct run {
-	int rc;
-	char *out, *err;
-	struct pt_params p;
-};
-
-#define MAX_ARGS 32
-
-/* The last parse; its captured output is freed by the next one. */
-static struct run last_run;
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-	r->out = r->err = NULL;
-}
-
-/* Words are split on blanks; "\x01" stands for an empty word. */
-static struct run *run(const struct pt_tool *tool, const char *cmdline)
-{
-	struct run *r = &last_run;
-	char *argv[MAX_ARGS + 1];
-	char *copy = strdup(cmdline), *save = NULL;
-	int argc = 0;
-	size_t ol = 0, el = 0;
-	FILE *o, *e;
-
-	run_free(r);
-	argv[argc++] = (char *)tool->name;
-	for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		assert_true(argc < MAX_ARGS);
-		argv[argc++] = strcmp(w, "\x01") ? w : (char *)"";
-	}
-	argv[argc] = NULL;
-	o = open_memstream(&r->out, &ol);
-	e = open_memstream(&r->err, &el);
-	assert_non_null(o);
-	assert_non_null(e);
-	r->rc = pt_parse_args_io(tool, argc, argv, &r->p, o, e);
-	fclose(o);
-	fclose(e);
-	free(copy);
-	return r;
-}
-
-static struct run *ok(const struct pt_tool *tool, const char *cmdline)
-{
-	struct run *r = run(tool, cmdline);
-
-	if (r->rc != 0)
-		fail_msg("'%s %s' failed: %s", tool->name, cmdline, r->err);
-	return r;
-}
-
-/* Fails with a message that contains want. */
-static void bad(const struct pt_tool *tool, const char *cmdline, const char *want)
-{
-	struct run *r = run(tool, cmdline);
-
-	if (r->rc != 1)
-		fail_msg("'%s %s' accepted", tool->name, cmdline);
-	if (!r->err[0])
-		fail_msg("'%s %s': no message", tool->name, cmdline);
-	if (want && !strstr(r->err, want))
-		fail_msg("'%s %s': '%s' not in '%s'", tool->name, cmdline, want, r->err);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	run_free(&last_run);
-	return 0;
-}
+#include "options_harness.h"
 
 struct defaults {
 	const struct pt_tool *tool;
@@ -294,66 +221,6 @@ static void test_no_peak_warning(void **state)
 	r = ok(&pt_tool_write_lat, "-n 50000 host");
 	assert_false(r->p.report.no_peak);
 	assert_string_equal(r->err, "");
-}
-
-/* Every upstream option the table marks unsupported, short and long. */
-static void test_unsupported_options(void **state)
-{
-	size_t n, checked = 0;
-	const struct pt_optdef *defs = pt_optdefs(&n);
-	char cmd[96], want[128];
-	(void)state;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!(defs[i].flags & PT_OPTF_UNSUPPORTED))
-			continue;
-		for (int form = 0; form < 3; form++) {
-			struct run *r;
-
-			if (form == 0 && !defs[i].short_name)
-				continue;
-			if (form > 0 && !defs[i].long_name)
-				continue;
-			if (form == 0) {
-				snprintf(cmd, sizeof(cmd), "host -%c", defs[i].short_name);
-				snprintf(want, sizeof(want), "option -%c is not supported by this build\n",
-					 defs[i].short_name);
-			} else {
-				/* bare, and with an attached value */
-				snprintf(cmd, sizeof(cmd), "host --%s%s", defs[i].long_name,
-					 form == 2 ? "=1" : "");
-				snprintf(want, sizeof(want),
-					 "option --%s is not supported by this build\n",
-					 defs[i].long_name);
-			}
-			r = run(&pt_tool_send_bw, cmd);
-			if (r->rc != 1 || strcmp(r->err, want))
-				fail_msg("'%s': rc %d, '%s'", cmd, r->rc, r->err);
-			checked++;
-		}
-	}
-	assert_true(checked > 100);
-
-	/* the ones named in the brief, spelled out, for every tool */
-	static const char *const named[][2] = {
-		{ "--use_cuda=0", "--use_cuda" }, { "--rate_limit 5", "--rate_limit" },
-		{ "-w 10", "-w" }, { "-y 3", "-y" }, { "-O", "-O" }, { "-X 1", "-X" },
-		{ "--use-srq", "--use-srq" }, { "--raw_ipv6", "--raw_ipv6" },
-		{ "-B 00:11:22:33:44:55", "-B" }, { "--dualport", "--dualport" },
-		{ "-W x", "-W" },
-	};
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-		snprintf(want, sizeof(want), "option %s is not supported by this build\n",
-			 named[i][1]);
-		struct run *r = run(&pt_tool_read_lat, named[i][0]);
-
-		assert_int_equal(r->rc, 1);
-		assert_string_equal(r->err, want);
-	}
-	/* a long prefix names the full option */
-	struct run *r = run(&pt_tool_send_bw, "--dualp");
-	assert_int_equal(r->rc, 1);
-	assert_string_equal(r->err, "option --dualport is not supported by this build\n");
 }
 
 static void test_unknown_and_malformed(void **state)
@@ -678,7 +545,6 @@ int main(void)
 		cmocka_unit_test(test_duration_rules),
 		cmocka_unit_test(test_all_sizes),
 		cmocka_unit_test(test_no_peak_warning),
-		cmocka_unit_test(test_unsupported_options),
 		cmocka_unit_test(test_unknown_and_malformed),
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_good_numbers),

@@ -73,11 +73,87 @@ static void terms_follow_the_command(void **state)
 	assert_int_equal(n.v[PT_NEG_TST], PT_NEG_LAT);
 }
 
+/* Every scalar of N, per tool and mode, as upstream fills it
+ * (docs/wire-protocol.md §7.2, §7.3): written out by hand, not derived. */
+struct neg_case {
+	const struct pt_tool *tool;
+	const char *args[8];
+	/* method conn verb tst atomic test_type fmt size iters aes qps duration
+	 * rdma_cm write_imm no_enh_reorder sig_offload data_validation */
+	int64_t v[PT_NEG_NFIELDS];
+};
+
+#define SEND_ PT_NEG_SEND
+#define WRITE_ PT_NEG_WRITE
+#define READ_ PT_NEG_READ
+#define ATOM_ PT_NEG_ATOMIC
+static const struct neg_case neg_cases[] = {
+	{ &pt_tool_send_bw, { NULL }, { 0, 0, SEND_, 1, 0, 0, 1, 65536, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_send_lat, { NULL }, { 0, 0, SEND_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_write_bw, { NULL }, { 0, 0, WRITE_, 1, 0, 0, 1, 65536, 5000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_write_lat, { NULL }, { 0, 0, WRITE_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_read_bw, { NULL }, { 0, 0, READ_, 1, 0, 0, 1, 65536, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_read_lat, { NULL }, { 0, 0, READ_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_atomic_bw, { NULL }, { 0, 0, ATOM_, 1, 1, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_atomic_lat, { NULL }, { 0, 0, ATOM_, 0, 1, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_atomic_lat, { "-A", "CMP_AND_SWAP" },
+	  { 0, 0, ATOM_, 0, 0, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	/* -a: method 1, the largest size of the sweep */
+	{ &pt_tool_write_bw, { "-a" }, { 1, 0, WRITE_, 1, 0, 0, 1, 8388608, 5000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_send_lat, { "-a" }, { 1, 0, SEND_, 0, 0, 0, 1, 8388608, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	/* -D: duration type, iterations 0, the duration given */
+	{ &pt_tool_send_bw, { "-D", "10" }, { 0, 0, SEND_, 1, 0, 1, 1, 65536, 0, 0, 1, 10, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_read_lat, { "-D", "4" }, { 0, 0, READ_, 0, 0, 1, 1, 2, 0, 0, 1, 4, 0, 0, 0, 0, 0 } },
+	/* --run_infinitely alone: method 2, still an iteration run at N */
+	{ &pt_tool_read_bw, { "--run_infinitely" },
+	  { 2, 0, READ_, 1, 0, 0, 1, 65536, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_write_bw, { "--run_infinitely" },
+	  { 2, 0, WRITE_, 1, 0, 0, 1, 65536, 5000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_write_bw, { "--run_infinitely", "-D", "3" },
+	  { 2, 0, WRITE_, 1, 0, 1, 1, 65536, 0, 0, 1, 3, 0, 0, 0, 0, 0 } },
+	/* report format, QP count, size and iterations from the command line */
+	{ &pt_tool_send_bw, { "--report_gbits", "-q", "4", "-n", "200", "-s", "1024" },
+	  { 0, 0, SEND_, 1, 0, 0, 0, 1024, 200, 0, 4, 5, 0, 0, 0, 0, 0 } },
+	/* -b is not negotiated */
+	{ &pt_tool_atomic_bw, { "-b" }, { 0, 0, ATOM_, 1, 1, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	/* use_rdma_cm: -z, and -R which implies it */
+	{ &pt_tool_send_bw, { "-z" }, { 0, 0, SEND_, 1, 0, 0, 1, 65536, 1000, 0, 1, 5, 1, 0, 0, 0, 0 } },
+	{ &pt_tool_read_lat, { "-R" }, { 0, 0, READ_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 1, 0, 0, 0, 0 } },
+	/* connection types */
+	{ &pt_tool_send_lat, { "-c", "UD" }, { 0, 2, SEND_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_write_lat, { "-c", "UC" }, { 0, 1, WRITE_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+};
+
+static void every_term_per_tool_and_mode(void **state)
+{
+	struct pt_negotiate n;
+	int bad = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(neg_cases) / sizeof(neg_cases[0]); i++) {
+		const struct neg_case *k = &neg_cases[i];
+
+		fill(k->tool, k->args, &n);
+		for (int f = 0; f < PT_NEG_NFIELDS; f++) {
+			if (n.v[f] == k->v[f])
+				continue;
+			print_message("%s %s%s: %s = %lld, upstream %lld\n", k->tool->name,
+				      k->args[0] ? k->args[0] : "(defaults)",
+				      k->args[0] && k->args[1] ? " ..." : "",
+				      pt_neg_field_name((enum pt_neg_field)f),
+				      (long long)n.v[f], (long long)k->v[f]);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(atomic_type_only_in_atomic_tools),
 		cmocka_unit_test(terms_follow_the_command),
+		cmocka_unit_test(every_term_per_tool_and_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
