@@ -10,6 +10,7 @@
 #include "fault.h"
 #include "loop.h"
 
+bool pt_test_break_rkey;
 int pt_test_stop_stage;
 
 int pt_stage_parse(const char *s)
@@ -37,6 +38,12 @@ int pt_test_stop_init(void)
 		return -1;
 	}
 	pt_test_stop_stage = st;
+	v = getenv("PT_TEST_BREAK");
+	if (v && *v && strcmp(v, "rkey")) {
+		fprintf(stderr, " PT_TEST_BREAK=%s: unknown fault (rkey)\n", v);
+		return -1;
+	}
+	pt_test_break_rkey = v && !strcmp(v, "rkey");
 	return 0;
 }
 

@@ -23,6 +23,11 @@ enum pt_stage {
 /* The stage to stop at, PT_STAGE_NONE once stopped (it fires once). */
 extern int pt_test_stop_stage;
 
+/* PT_TEST_BREAK=rkey (test-only, read with PT_TEST_STOP_AT): the key
+ * messages we send carry a wrong rkey, a bug of ours on purpose, which must
+ * fail a run on a busy host too (tests/lab/test_36_faults.py). */
+extern bool pt_test_break_rkey;
+
 /* "version", "keys", "run" or "report" -> stage; NULL or "" -> NONE;
  * anything else -> -1. */
 int pt_stage_parse(const char *s);

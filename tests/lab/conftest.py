@@ -113,9 +113,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.sort(key=lambda it: order_key(it.path))
     pattern = os.environ.get("LABTEST_PATTERN") or ""
     if pattern:
-        # a glob, as the shell runner matched names: *PATTERN*
+        # globs, as the shell runner matched names: *PATTERN*; a comma
+        # separates alternatives
         def hit(it: pytest.Item) -> bool:
-            return fnmatch.fnmatchcase(lab_id(it)[4:], f"*{pattern}*")
+            return any(fnmatch.fnmatchcase(lab_id(it)[4:], f"*{p}*") for p in pattern.split(","))
         keep = [it for it in items if hit(it)]
         drop = [it for it in items if not hit(it)]
         if drop:

@@ -199,6 +199,24 @@ def test_wc(pair, ours, dev: str, gid: int, note, case: tuple) -> None:
          + " ".join(l.strip() for l in p.client.text.splitlines() if "Completion with error" in l)[:200])
 
 
+# A bug of ours on purpose (PT_TEST_BREAK=rkey: the server's key message
+# carries a wrong rkey): the client's WRITEs and READs must fail with a remote
+# access error, on a quiet or a busy host alike (ci/test --stress runs this);
+# the lab's -u 20 and its rerun after a dead lab must not hide it.
+@pytest.mark.name("broken-build/{id}")
+@pytest.mark.parametrize("tool", ["ib_write_bw", "ib_read_bw"])
+def test_broken_build(lab: Lab, pair, ours, dev: str, gid: int, note, tool: str) -> None:
+    a = [ours(tool), "-d", dev, "-x", str(gid), "-n", "50"]
+    p = pair(f"broken-{tool}", ["env", "PT_TEST_BREAK=rkey", *a], a, port=port(), timeout=120)
+    ev = p.evidence()
+    assert p.client.rc == 1, f"the client of a broken server exited {p.client.rc}, want 1\n{ev}"
+    assert re.search(r"Failed status 10: remote access error", p.client.text), \
+        f"the client does not name the remote access error\n{ev}"
+    assert lab.check().rc == 0, "the lab itself failed: this run proves nothing"
+    note(f"{tool}: client exit {p.client.rc}: "
+         + " ".join(l.strip() for l in p.client.text.splitlines() if "Failed status" in l)[:160])
+
+
 @pytest.mark.name("{id}")
 @pytest.mark.parametrize("name,tool,op", [("sigint/send-bw", "ib_send_bw", "SEND"),
                                           ("sigint/send-lat", "ib_send_lat", "SEND")],
