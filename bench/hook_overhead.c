@@ -8,7 +8,7 @@
  *   no hooks      the loop built without hook calls
  *   off           no plugin: each hook is one untaken branch
  *   on            hooks + the built-in wrtrace recorder, rows kept; the post
- *                 time is one the loop already has (as run_bw.c's tposted);
+ *                 time is one the loop already has (as run_bw.c's peak feed);
  *                 a send-only run with regular posts: rows deferred to run end;
  *                 as run_bw.c, every WR but the last through post_one
  *   on, events    the same with a post event for every WR (ABI 1.0 plugins'
