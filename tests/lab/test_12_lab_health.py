@@ -19,7 +19,8 @@ from benchlib.labctl import Lab
 
 pytestmark = pytest.mark.nodes(2)
 HERE = Path(__file__).resolve().parent
-NAMED_WITHIN = 15.0     # s: "within seconds"; ci/lab check is bounded near 10 s
+NAMED_WITHIN = 15.0     # s: a dead link ("within seconds"; ci/lab check takes ~5 s)
+FROZEN_WITHIN = 30.0    # s: a frozen node gets a second, longer try (a busy host is slow)
 
 
 def timed_check(lab: Lab) -> tuple[int, str, float]:
@@ -58,7 +59,7 @@ def test_frozen_node_named_and_recovered(lab: Lab) -> None:
         os.kill(pid, signal.SIGCONT)
     assert rc == 1, f"a frozen node passed the check:\n{out}"
     assert "node 2: its agent does not answer" in out, out
-    assert took < NAMED_WITHIN, f"the frozen node took {took:.1f} s to be named"
+    assert took < FROZEN_WITHIN, f"the frozen node took {took:.1f} s to be named"
     lab.up(2)
     rc, out, _ = timed_check(lab)
     assert rc == 0, f"the new lab is not ok:\n{out}"
