@@ -20,8 +20,11 @@ from typing import Any, Optional, Union
 _NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|nan|inf)"
 ROW = re.compile(rf"^\s*(\d+)\s+(\d+)((?:\s+{_NUM}){{3,}})\s*$", re.I)
 
-# 6.06's CPU-MHz calibration failing in a VM: it then prints BW 0.00.
+# 6.06's CPU-MHz calibration failing in a VM: it then prints BW 0.00, and
+# may print the message on the row's own line, right after the last figure
+# ("0.000000Correlation coefficient r^2: 0.69 < 0.9"), where it is cut off.
 CALIBRATION = re.compile(r"Correlation coefficient r\^2: .* < 0\.9")
+_GLUED = re.compile(r"(?<=\d)(?:Correlation coefficient|Conflicting CPU frequency).*$")
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def rows(text: str) -> list[Row]:
     """Every result row of a tool's output, in order."""
     out = []
     for line in text.splitlines():
-        m = ROW.match(line)
+        m = ROW.match(_GLUED.sub("", line))
         if m:
             out.append(Row(int(m.group(1)), int(m.group(2)),
                            tuple(_float(f) for f in m.group(3).split())))

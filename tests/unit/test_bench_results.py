@@ -51,6 +51,13 @@ def expect_row():
     eq("r^2: 0.53 < 0.9" in (note or ""), True, note)
     why, _ = results.expect_row(CALIB.replace("0.53 < 0.9", "0.95"), 65536, 300)
     eq(why is not None, True)
+    # the message glued to the row's end (6.06 under load): still its row
+    glued = (" 4096       400              0.00               0.00   \t\t   0.000000"
+             "Correlation coefficient r^2: 0.686447 < 0.9\n")
+    eq(results.shape(glued), [(4096, 400)])
+    why, note = results.expect_row(glued, 4096, 400)
+    eq(why, None)
+    eq("0.686447 < 0.9" in (note or ""), True, note)
 
 
 CSV = ("# wrtrace 1\nrun,qp,seq,wr_id,opcode,bytes,signaled\n"
