@@ -10,14 +10,15 @@
 #include "tsc.h"
 
 /* The start calibration: CALIB_SAMPLES paired readings CALIB_GAP_NS apart
- * (slept, not spun): ~10 ms of wall time and a few us of CPU for a slope
- * within ~0.2 ppm here. Each is the tightest of CALIB_TRIES brackets, so a
+ * (slept, not spun): ~10 ms of wall time and ~10 us of CPU for a slope
+ * known within 0.2..0.7 ppm here (3 standard errors; 21 samples 0.5 ms
+ * apart gave 0.5..1 ppm). Each is the tightest of CALIB_TRIES brackets, so a
  * preemption between the reads costs a try, not the fit; a sample whose best
  * bracket is still wide (preempted every try) is left out. A fit whose slope
  * is not known within PT_CLOCK_TSC_MAX_PPM is tried again, CALIB_ROUNDS in
  * all, then clock_gettime it is. */
-#define CALIB_SAMPLES 21
-#define CALIB_GAP_NS 500000L
+#define CALIB_SAMPLES 41
+#define CALIB_GAP_NS 250000L
 #define CALIB_TRIES 7
 #define CALIB_ROUNDS 3
 #define CHECK_SAMPLES 9
