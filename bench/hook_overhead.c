@@ -30,13 +30,17 @@
  *                 fake verbs (loop.h), hooks off and hooks + recorder
  * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared
  * machine wall time also counts whatever else ran on the core. Prints the
- * median ns per WR of each and the differences. */
+ * median ns per WR of each and the differences, then the ns per timestamp
+ * of both clocks (clock_gettime and the TSC line; the loops read the one
+ * pt_clock_init chose, as the tools do: PERFTEST_CLOCK=raw forces
+ * clock_gettime) and the TSC line's end-of-run check. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "util/clock.h"
+#include "util/tsc.h"
 #include "plugin/hooks/hooks.h"
 #include "plugin/recorder/wrtrace.h"
 #include "perftest/engine/engine.h"
@@ -212,7 +216,7 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
 		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
 		.iterations = iters, .tx_depth = TX_DEPTH, .cq_mod = CQ_MOD, .post_list = 1,
 		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
-		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_SEND,
+		.sw_clock = pt_clock_sw_name(), .send_opcode = PT_PLUGIN_OP_SEND,
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = run };
 	struct pt_bw_meas m;
@@ -265,7 +269,7 @@ static double traced(struct mock_ctx *c, uint64_t iters, uint32_t run, bool hook
 		.directions = dirs, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
 		.iterations = length_known ? iters : 0, .tx_depth = TX_DEPTH, .rx_depth = 0, .cq_mod = CQ_MOD,
 		.post_list = 1, .hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
-		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_SEND,
+		.sw_clock = pt_clock_sw_name(), .send_opcode = PT_PLUGIN_OP_SEND,
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = run };
 	char err[512];
@@ -291,6 +295,29 @@ static void row(const char *name, double ns, double off)
 	printf("\n");
 }
 
+/* ns per timestamp of both sources (wall, median of 21 bursts of 1000
+ * back-to-back reads), the loops' one marked; then the TSC line's state. */
+static void clock_rows(void)
+{
+	struct pt_clock_info ci;
+	bool tsc;
+
+	pt_clock_check(&ci);
+	tsc = ci.ns_per_tick > 0;
+	printf("  %-44s %8.2f ns (wall)%s\n", "one timestamp, clock_gettime(" PT_CLOCK_NAME_RAW ")",
+	       pt_clock_raw_overhead_ns(), tsc ? "" : ", pt_now_ns() above");
+	if (!tsc) {
+		printf("  %-44s      n/a (%s)\n", "one timestamp, rdtsc (" PT_CLOCK_NAME_TSC ")", ci.why);
+		return;
+	}
+	printf("  %-44s %8.2f ns (wall), pt_now_ns() above\n", "one timestamp, rdtsc (" PT_CLOCK_NAME_TSC ")",
+	       pt_clock_overhead_ns());
+	printf("  %-44s %.6f ns/tick; start fit residual max %.1f ns (%u samples, %.1f ms); "
+	       "end residual max %.1f ns after %.2f s, drift %+.3f ppm\n", "  the TSC line",
+	       ci.ns_per_tick, ci.start_residual_max_ns, ci.start_samples, (double)ci.calib_ns / 1e6,
+	       ci.residual_max_ns, (double)ci.span_ns / 1e9, ci.drift_ppm);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
@@ -307,6 +334,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hook-overhead [WRS >= 1000 [REPEATS 1..64]]\n");
 		return 2;
 	}
+	if (pt_clock_init())   /* as the tools: the TSC where invariant */
+		return 2;
 	/* rows go to /dev/null: the recorder does all its work but the disk */
 	if (pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet", err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
@@ -368,8 +397,7 @@ int main(int argc, char **argv)
 		row("hooks + example count plugin (no post_one)", median(count, reps), m_off);
 	row("run_bw.c's own loop (fake verbs), hooks off", median(real_off, reps), -1);
 	row("run_bw.c's own loop, hooks + recorder", median(real_on, reps), median(real_off, reps));
-	printf("  %-44s %8.2f ns (wall, median of 101)\n", "one pt_now_ns() (CLOCK_MONOTONIC_RAW)",
-	       pt_clock_overhead_ns());
+	clock_rows();
 	/* the goal covers every run the recorder defers: all of our tools'
 	 * loops; the FIFO fallback is printed above, not judged */
 	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s (send-only %+.2f, send+recv %+.2f, length unknown %+.2f)\n",

@@ -21,7 +21,8 @@
  * Threading and cost: callbacks run on the measurement thread, inside the
  * timed loop. post and completion must not block, allocate or do I/O;
  * do that in run_start/run_end. All times are nanoseconds: software times on
- * the clock named by run_info->sw_clock (CLOCK_MONOTONIC_RAW), hardware times
+ * the clock named by run_info->sw_clock (the CLOCK_MONOTONIC_RAW time line,
+ * read directly or through the TSC), hardware times
  * on the NIC clock (see struct pt_plugin_clock_fit to map one onto the other).
  */
 #ifndef PERFTEST_PLUGIN_H
@@ -101,7 +102,8 @@ struct pt_plugin_run_info {
 	const char *hw_clock_domain; /* NIC ticks -> ns: "mlx5-clock-info" (the kernel's
 	                                mlx5 clock info), "hca-free-running" (ticks /
 	                                hca_core_clock), "none" */
-	const char *sw_clock;       /* "CLOCK_MONOTONIC_RAW" */
+	const char *sw_clock;       /* "CLOCK_MONOTONIC_RAW", or "tsc->CLOCK_MONOTONIC_RAW":
+	                               the TSC converted onto that time line */
 	/* Appended in ABI 1.1: the kind of send WR a post_one call stands for
 	 * (enum pt_plugin_opcode; PT_PLUGIN_OP_OTHER when this side posts none). */
 	uint32_t send_opcode;

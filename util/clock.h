@@ -1,12 +1,34 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* One clock for every tool: CLOCK_MONOTONIC_RAW in nanoseconds.
- * No CPU-MHz guesses, so results never print 0.00 in a VM. */
+/* One clock for every tool: nanoseconds on the CLOCK_MONOTONIC_RAW time line.
+ * No CPU-MHz guesses, so results never print 0.00 in a VM.
+ *
+ * Two sources, one time line:
+ * - clock_gettime(CLOCK_MONOTONIC_RAW) (~20 ns a read in a VM): always right,
+ *   and what pt_now_ns() reads until pt_clock_init() chose otherwise, so code
+ *   that never calls it (libwrtrace.so inside foreign programs) keeps it;
+ * - the TSC, where the CPU has an invariant one (x86_64, constant_tsc and
+ *   nonstop_tsc): rdtsc, converted with a line fitted against
+ *   CLOCK_MONOTONIC_RAW at pt_clock_init() and checked by pt_clock_check()
+ *   at the end of the run (the residual goes to --out_json): tsc.h.
+ * PERFTEST_CLOCK=auto (default) | tsc | raw picks; tsc where the CPU has no
+ * invariant TSC warns once and falls back. */
 #ifndef PT_CLOCK_H
 #define PT_CLOCK_H
 #include <stdint.h>
 #include <time.h>
 
-static inline uint64_t pt_now_ns(void)
+#if defined(__x86_64__)
+#define PT_CLOCK_HAVE_TSC 1
+#else
+#define PT_CLOCK_HAVE_TSC 0
+#endif
+
+#define PT_CLOCK_TSC_SHIFT 32           /* mult is ns per tick in 32.32 fixed point */
+#define PT_CLOCK_TSC_MARGIN (1ull << 30) /* ticks: 0.4 s at 2.6 GHz */
+#define PT_CLOCK_NAME_RAW "CLOCK_MONOTONIC_RAW"
+#define PT_CLOCK_NAME_TSC "tsc->CLOCK_MONOTONIC_RAW"
+
+static inline uint64_t pt_clock_raw_ns(void)
 {
 	struct timespec ts;
 
@@ -14,8 +36,51 @@ static inline uint64_t pt_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The conversion pt_now_ns() uses: ns = ns0 + (tsc - tsc0) * mult >> SHIFT,
+ * set by pt_clock_setup() (tsc.c). mult == 0: clock_gettime. Hidden: each executable or shared object has its
+ * own copy, so a plugin or LD_PRELOAD library never reads the tool's line,
+ * nor the tool one a library calibrated. */
+struct pt_clock_line {
+	uint64_t mult;
+	uint64_t tsc0;
+	uint64_t ns0;
+} __attribute__((aligned(32)));
+extern struct pt_clock_line pt_clock_line __attribute__((visibility("hidden")));
+
+#if PT_CLOCK_HAVE_TSC
+static inline uint64_t pt_clock_rdtsc(void)
+{
+	/* no lfence: the read may move by the out-of-order window (a few ns),
+	 * well inside the fit's residual, and fencing doubles the cost */
+	return __builtin_ia32_rdtsc();
+}
+
+static inline uint64_t pt_clock_tsc_to_ns(const struct pt_clock_line *l, uint64_t tsc)
+{
+	/* tsc0 lies PT_CLOCK_TSC_MARGIN ticks before the calibration, so a core
+	 * whose TSC trails the calibrating one by a few ticks stays above it */
+	__extension__ unsigned __int128 d = tsc - l->tsc0;
+
+	return l->ns0 + (uint64_t)((d * l->mult) >> PT_CLOCK_TSC_SHIFT);
+}
+#endif
+
+static inline uint64_t pt_now_ns(void)
+{
+#if PT_CLOCK_HAVE_TSC
+	if (__builtin_expect(pt_clock_line.mult != 0, 1))
+		return pt_clock_tsc_to_ns(&pt_clock_line, pt_clock_rdtsc());
+#endif
+	return pt_clock_raw_ns();
+}
+
+/* run_info->sw_clock: PT_CLOCK_NAME_TSC or PT_CLOCK_NAME_RAW. */
+const char *pt_clock_sw_name(void);
+
 /* Cost of one pt_now_ns() call, median of a short burst (for reports). */
 double pt_clock_overhead_ns(void);
+/* The same for a clock_gettime(CLOCK_MONOTONIC_RAW) read. */
+double pt_clock_raw_overhead_ns(void);
 /* Resolution reported by clock_getres() for CLOCK_MONOTONIC_RAW. */
 uint64_t pt_clock_resolution_ns(void);
 /* Convert a nanosecond interval to microseconds / seconds. */

@@ -12,6 +12,7 @@
 #include "perftest/report/json.h"
 #include "perftest/wire/cm.h"
 #include "fault.h"
+#include "util/tsc.h"
 
 _Static_assert((int)PT_OUTPUT_BANDWIDTH == (int)PT_REPORT_BANDWIDTH &&
 	       (int)PT_OUTPUT_MESSAGE_RATE == (int)PT_REPORT_MSG_RATE &&
@@ -325,8 +326,13 @@ void pt_session_bw_row(struct pt_ctx *c, const struct pt_bw_result *r)
 
 int pt_session_finish(struct pt_ctx *c)
 {
+	struct pt_clock_info clk;
 	int rc = 0;
 
+	/* the run is over: how far the TSC line drifted from CLOCK_MONOTONIC_RAW */
+	pt_clock_check(&clk);
+	if (c->out.json && pt_json_set_clock(c->out.json, &clk))
+		fprintf(stderr, " Couldn't add the clock to the JSON report\n");
 	if (c->out.json && pt_json_write(c->out.json, c->p->report.out_json_file)) {
 		fprintf(stderr, " Couldn't write %s\n", c->p->report.out_json_file);
 		rc = -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "engine.h"
 #include "plugin/hooks/hooks.h"
+#include "util/clock.h"
 #include "util/hwts.h"
 
 int pt_trace_load_builtin(const struct pt_plugin_ops *ops, const char *arg, char *err, size_t err_len)
@@ -82,7 +83,7 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		/* the conversion hwts_cq.c set up: mlx5 clock info or hca_core_clock */
 		.hw_clock_domain = !caps.supported ? "none" :
 				   c->res.hwclock ? c->res.hwclock->domain : PT_HWCLOCK_DOMAIN_HCA,
-		.sw_clock = "CLOCK_MONOTONIC_RAW",
+		.sw_clock = pt_clock_sw_name(),   /* tsc->CLOCK_MONOTONIC_RAW after pt_clock_init */
 		.send_opcode = sends ? pt_plugin_op_of_wr(pt_wr_opcode(c)) : PT_PLUGIN_OP_OTHER,
 	};
 	if (pt_hooks_run_start(&info, err, sizeof(err))) {

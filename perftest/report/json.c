@@ -11,6 +11,7 @@
 
 #include "json.h"
 #include "verdict.h"
+#include "util/tsc.h"
 
 struct pt_json {
 	json_t *info; /* "test_info" */
@@ -191,6 +192,43 @@ int pt_json_set_verdict(struct pt_json *j, const struct pt_verdict *v)
 	json_decref(j->limits);
 	j->limits = o;
 	return 0;
+}
+
+int pt_json_set_clock(struct pt_json *j, const struct pt_clock_info *ci)
+{
+	json_t *o;
+	int err = 0;
+
+	if (!j || !ci)
+		return -EINVAL;
+	o = json_object();
+	if (!o)
+		return -ENOMEM;
+	err |= set_str(o, "source", ci->source);
+	err |= set_str(o, "sw_clock", ci->sw_clock);
+	if (ci->ns_per_tick > 0) {
+		err |= set_real(o, "ns_per_tick", ci->ns_per_tick);
+		err |= set_real(o, "calibration_ms", (double)ci->calib_ns / 1e6);
+		err |= set_int(o, "start_samples", ci->start_samples);
+		err |= set_real(o, "start_residual_max_ns", ci->start_residual_max_ns);
+		err |= set_real(o, "start_residual_rms_ns", ci->start_residual_rms_ns);
+		err |= set_real(o, "slope_err_ppm", ci->slope_err_ppm);
+	} else {
+		err |= set_str(o, "fallback", ci->why);
+	}
+	if (ci->checked) {
+		err |= set_int(o, "end_samples", ci->end_samples);
+		err |= set_real(o, "residual_ns", ci->residual_max_ns);
+		err |= set_real(o, "residual_rms_ns", ci->residual_rms_ns);
+		err |= set_real(o, "end_bracket_ns", ci->bracket_ns);
+		err |= set_real(o, "drift_ppm", ci->drift_ppm);
+		err |= set_real(o, "span_s", (double)ci->span_ns / 1e9);
+	}
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	return json_object_set_new(j->info, "clock", o) ? -ENOMEM : 0;
 }
 
 int pt_json_add_bw(struct pt_json *j, const struct pt_bw_result *r)

@@ -5,7 +5,8 @@
  * Document layout (key names as upstream perftest 24.01+, docs/upstream-behaviour.md §8):
  *
  *   {
- *     "test_info":   { "test": "Send_BW_Test", "Dual_port": "OFF", ... },
+ *     "test_info":   { "test": "Send_BW_Test", "Dual_port": "OFF", ...,
+ *                      "clock": { "source": "tsc", ... } (an addition) },
  *     "results":     { ...the LAST row added... },
  *     "all_results": [ { ...row 1... }, { ...row 2... }, ... ]
  *   }
@@ -52,6 +53,20 @@ int pt_json_add_bw(struct pt_json *j, const struct pt_bw_result *r);
 struct pt_verdict;
 int pt_json_set_verdict(struct pt_json *j, const struct pt_verdict *v);
 int pt_json_add_lat(struct pt_json *j, const struct pt_lat_result *r);
+/* test_info's "clock" object (replaced on each call): what pt_now_ns read
+ * and how well it held (util/clock.h):
+ *   "source" ("tsc" | "CLOCK_MONOTONIC_RAW"), "sw_clock" (as run_info names it);
+ *   with the TSC: "ns_per_tick", "calibration_ms", "start_samples",
+ *   "start_residual_max_ns", "start_residual_rms_ns", "slope_err_ppm" (3
+ *   standard errors of the slope, at most PT_CLOCK_TSC_MAX_PPM); else
+ *   "fallback" (why);
+ *   after the end-of-run check: "end_samples", "residual_ns" (the largest
+ *   |converted TSC - CLOCK_MONOTONIC_RAW| at the end), "residual_rms_ns",
+ *   "end_bracket_ns" (the widest clock_gettime pair around a TSC read),
+ *   "drift_ppm" (slope of a refit over start and end vs the start's) and
+ *   "span_s" (start calibration to check). */
+struct pt_clock_info;
+int pt_json_set_clock(struct pt_json *j, const struct pt_clock_info *ci);
 int pt_json_add_lat_dur(struct pt_json *j, const struct pt_lat_dur_result *r);
 /* The document as a string (malloc'd, free() it), NULL on failure. */
 char *pt_json_dumps(const struct pt_json *j);

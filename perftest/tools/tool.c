@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "util/clock.h"
+#include "util/tsc.h"
 #include "perftest/cli/mgid.h"
 #include "perftest/cli/options.h"
 #include "tool.h"
@@ -121,6 +122,9 @@ int pt_tool_main(const struct pt_tool *tool, pt_flow_fn flow, int argc, char **a
 	 * lands after the table lines printed before it, not ahead of them */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pt_parse_args(tool, argc, argv, &params) || pt_test_stop_init())
+		return PT_EXIT_FAIL;
+	/* the TSC line, once, before anything is timed (~10 ms, mostly asleep) */
+	if (pt_clock_init())
 		return PT_EXIT_FAIL;
 	if (pt_trace_load(&params, wrt_plugin_get_ops())) {
 		pt_hooks_unload_all();

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "preload.h"
+#include "util/clock.h"
 
 static struct ibv_qp *w_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
@@ -84,7 +85,7 @@ static void run_begin(struct wrp_ctx *c, enum ibv_qp_type type, uint32_t max_sen
 		.num_qps = WRP_SLOTS, .qp_nums = qpns,
 		.tx_depth = max_send > 256 ? max_send : 256, .rx_depth = max_recv > 256 ? max_recv : 256,
 		.post_list = 1, .hw_ts = wrp_hwts_state(c), .hw_clock_hz = c->caps.hz,
-		.sw_clock = "CLOCK_MONOTONIC_RAW",
+		.sw_clock = pt_clock_sw_name(), /* CLOCK_MONOTONIC_RAW: the library never calls pt_clock_init */
 	};
 	char err[256];
 

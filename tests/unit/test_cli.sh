@@ -182,6 +182,15 @@ cases() {
 		-- -d $NODEV -c UD -s 1024 -n 1000 -F --report_gbits
 	t "client: -d $NODEV is not found" 1 "$NODEV_MSG" \
 		-- -d $NODEV -D 4 -f 1 -q 2 127.0.0.1
+
+	# PERFTEST_CLOCK (util/tsc.h): garbage is refused before the device,
+	# each valid value gets as far as the device
+	PERFTEST_CLOCK=fast t "PERFTEST_CLOCK=fast is refused" 1 \
+		'PERFTEST_CLOCK=fast: expected auto, tsc or raw' --not "$NODEV_MSG" -- -d $NODEV
+	for m in auto raw tsc; do
+		PERFTEST_CLOCK=$m t "PERFTEST_CLOCK=$m is taken" 1 "$NODEV_MSG" \
+			--not 'expected auto, tsc or raw' -- -d $NODEV
+	done
 }
 
 if [ ! -x "$BIN" ]; then

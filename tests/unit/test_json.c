@@ -13,6 +13,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "perftest/report/json.h"
+#include "util/clock.h"
+#include "util/tsc.h"
 
 static struct pt_test_info info(const char *name)
 {
@@ -370,6 +372,57 @@ static void test_write_file(void **state)
 	pt_json_free(j);
 }
 
+/* test_info "clock": the source, its line and the end check; a fallback
+ * names why instead; a second call replaces the first. */
+static void test_clock(void **state)
+{
+	(void)state;
+	struct pt_test_info in = info("Send BW Test");
+	struct pt_clock_info tsc = {
+		.source = "tsc", .sw_clock = PT_CLOCK_NAME_TSC, .ns_per_tick = 0.385187,
+		.calib_ns = 10100000, .start_samples = 21, .start_residual_max_ns = 6.5,
+		.start_residual_rms_ns = 2.25, .slope_err_ppm = 0.5, .checked = true,
+		.end_samples = 9, .residual_max_ns = 18, .residual_rms_ns = 9.5, .bracket_ns = 40,
+		.drift_ppm = -0.125, .span_ns = 2500000000ull,
+	};
+	struct pt_clock_info raw = { .source = PT_CLOCK_NAME_RAW, .sw_clock = PT_CLOCK_NAME_RAW,
+				     .why = "PERFTEST_CLOCK=raw" };
+	struct pt_json *j = pt_json_begin(&in, PT_REPORT_FULL);
+	json_t *doc, *c;
+
+	assert_non_null(j);
+	assert_int_equal(pt_json_set_clock(j, NULL), -EINVAL);
+	assert_int_equal(pt_json_set_clock(j, &tsc), 0);
+	doc = parse(j);
+	c = json_object_get(json_object_get(doc, "test_info"), "clock");
+	assert_true(json_is_object(c));
+	assert_string_equal(get_str(c, "source"), "tsc");
+	assert_string_equal(get_str(c, "sw_clock"), "tsc->CLOCK_MONOTONIC_RAW");
+	assert_true(get_real(c, "ns_per_tick") == 0.385187);
+	assert_true(get_real(c, "calibration_ms") == 10.1);
+	assert_int_equal(get_int(c, "start_samples"), 21);
+	assert_true(get_real(c, "start_residual_max_ns") == 6.5);
+	assert_true(get_real(c, "slope_err_ppm") == 0.5);
+	assert_int_equal(get_int(c, "end_samples"), 9);
+	assert_true(get_real(c, "residual_ns") == 18);
+	assert_true(get_real(c, "residual_rms_ns") == 9.5);
+	assert_true(get_real(c, "end_bracket_ns") == 40);
+	assert_true(get_real(c, "drift_ppm") == -0.125);
+	assert_true(get_real(c, "span_s") == 2.5);
+	assert_null(json_object_get(c, "fallback"));
+	json_decref(doc);
+
+	assert_int_equal(pt_json_set_clock(j, &raw), 0);
+	doc = parse(j);
+	c = json_object_get(json_object_get(doc, "test_info"), "clock");
+	assert_string_equal(get_str(c, "source"), "CLOCK_MONOTONIC_RAW");
+	assert_string_equal(get_str(c, "fallback"), "PERFTEST_CLOCK=raw");
+	assert_null(json_object_get(c, "ns_per_tick"));
+	assert_null(json_object_get(c, "residual_ns"));
+	json_decref(doc);
+	pt_json_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_lat_rows),
 		cmocka_unit_test(test_output_modes),
 		cmocka_unit_test(test_write_file),
+		cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

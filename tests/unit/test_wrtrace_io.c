@@ -204,7 +204,8 @@ static void test_two_runs_one_file(void **state)
 		struct pt_plugin_run_info in = {
 			.struct_size = sizeof(in), .run = 1, .tool = "t", .device = "d", .num_qps = 1,
 			.qp_nums = qpns, .iterations = 1, .tx_depth = 1, .post_list = 1,
-			.sw_clock = "CLOCK_MONOTONIC_RAW",
+			/* a tool whose pt_now_ns reads the TSC (util/tsc.h) */
+			.sw_clock = "tsc->CLOCK_MONOTONIC_RAW",
 		};
 		struct pt_plugin_post p = { .struct_size = sizeof(p), .count = 1, .signal_period = 1,
 					    .t_ns = 10 };
@@ -221,6 +222,8 @@ static void test_two_runs_one_file(void **state)
 		assert_int_equal(t.runs[1].meta.run, 1);
 		assert_int_equal(t.runs[1].n, 1);
 		assert_int_equal(t.runs[1].recs[0].t_comp - t.runs[1].recs[0].t_post, 15);
+		assert_string_equal(t.runs[0].meta.sw_clock, "CLOCK_MONOTONIC_RAW");
+		assert_string_equal(t.runs[1].meta.sw_clock, "tsc->CLOCK_MONOTONIC_RAW");
 		wrt_trace_free(&t);
 		wrt_free(w);
 		fclose(null);
