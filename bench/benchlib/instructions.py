@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -28,6 +29,10 @@ from benchlib.labctl import TOP, Lab, run_command, run_pair
 
 PROG = "bench/instructions"
 TRACE = "ours --trace"
+
+
+REPORT_RE = re.compile(r"(^|/)perftest/report/")
+PLUGIN_RE = re.compile(r"(^|/)plugin/")
 
 
 class SetupError(Exception):
@@ -87,6 +92,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
     p.add_argument("--port", type=int, default=19300, help="first TCP port (default 19300)")
     p.add_argument("--keep", metavar="DIR", help="keep the callgrind files and logs in DIR")
+    p.add_argument("--reread", metavar="DIR",
+                   help="no runs: read the callgrind files a --keep DIR holds, print the table")
     return p
 
 
@@ -132,7 +139,7 @@ def check_setup(args: argparse.Namespace, bs: Sequence[Build], lab: Lab) -> None
 
 def annotate(path: Path) -> cg.Profile:
     d = run_command(["callgrind_annotate", "--threshold=100", "--tree=caller", "--auto=no",
-                     str(path)], 300)
+                     str(path)], 300, cwd="/")   # from /: file names stay absolute
     if d.rc != 0:
         raise cg.ParseError(f"callgrind_annotate failed\n{d.evidence(10)}")
     return cg.parse(d.out)
@@ -144,18 +151,40 @@ def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> M
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
-                             ("/perftest/report/" in f.file or f.fn.startswith("pt_bw_peak"))),
+                             (REPORT_RE.search(f.file) is not None or f.fn.startswith("pt_bw_peak"))),
         plugin=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
-                             "/plugin/" in f.file),
+                             PLUGIN_RE.search(f.file) is not None),
         turns=cg.calls_from_own(p, busiest, own) if busiest else 0,
         turn_fn=f"{busiest.fn} [{os.path.basename(busiest.obj or '?')}]" if busiest else "-",
         seconds=seconds)
 
 
+def complete(path: Path, wait: float = 60) -> bool:
+    """The guest's callgrind file has reached the host whole: it ends with
+    its "totals:" line (read too early over the share, its tail can be
+    missing, and functions with it)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 200))
+                if re.search(rb"\ntotals: \d+\s*$", f.read()):
+                    return True
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(1)
+
+
+def tag_of(b: Build, n: int) -> str:
+    return f"{b.name.replace(' ', '').replace('/', '-')}-n{n}"
+
+
 def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, work: Path,
             share: Path) -> Measured:
     """One pair: b's server plain on node 1, its client under callgrind on node 2."""
-    tag = f"{b.name.replace(' ', '').replace('/', '-')}-n{n}"
+    tag = tag_of(b, n)
     out = share / f"{tag}.cg"
     out.unlink(missing_ok=True)
     common = ["-d", args.device, "-x", str(args.gid_index), "-c", args.conn, "-s",
@@ -169,8 +198,9 @@ def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, wor
     secs = time.monotonic() - t0
     if not pair.ok:
         raise RuntimeError(pair.evidence(20))
-    if not out.exists():
-        raise RuntimeError(f"the client exited 0 but wrote no {out}\n{pair.evidence(20)}")
+    if not complete(out):
+        raise RuntimeError(f"the client exited 0 but {out} is missing or has no totals line "
+                           f"after 60 s\n{pair.evidence(20)}")
     m = measure(annotate(out), n, b.own_dirs, secs)
     if m.total <= 0:
         raise RuntimeError(f"{out}: no instructions counted")
@@ -190,7 +220,7 @@ ROWS: list[Row] = [
     ("libc", lambda m: m.classes[cg.LIBC], False),
     ("other (ld.so, valgrind, ...)", lambda m: m.classes[cg.OTHER], False),
     ("total", lambda m: m.total, False),
-    ("loop turns (provider poll calls)", lambda m: m.turns, False),
+    ("busiest provider fn, calls", lambda m: m.turns, False),
 ]
 
 
@@ -265,10 +295,24 @@ def main(argv: Sequence[str]) -> int:
     try:
         n1, n2 = parse_iters(args.iters)
         bs = builds(args)
-        check_setup(args, bs, lab)
+        if not args.reread:
+            check_setup(args, bs, lab)
     except SetupError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
+    if args.reread:
+        outs = [Outcome(b) for b in bs]
+        for o in outs:
+            for n in (n1, n2):
+                try:
+                    path = Path(args.reread) / f"{tag_of(o.build, n)}.cg"
+                    o.runs[n] = measure(annotate(path), n, o.build.own_dirs, 0)
+                except (OSError, cg.ParseError) as e:
+                    o.failures.append(f"-n {n}: {e}")
+        print(f"(re-read from {args.reread})")
+        print(table(outs, n1, n2), end="")
+        print("runs:\n" + notes(outs, n1, n2), end="")
+        return 1 if any(o.failures for o in outs) else 0
     lab_share = lab.share()
     keep = Path(args.keep).resolve() if args.keep else None
     if keep:

@@ -226,7 +226,7 @@ def table_rows():
     eq(own[-3:], ["100.0", "200.0", "0.50"])
     eq(rows["report phase (perftest/report)"][-3:], ["10.0", "n/a", "-"])
     eq(rows["provider (librxe, libibverbs)"][-3:], ["100.0", "100.0", "1.00"])
-    eq(rows["loop turns (provider poll calls)"][-3:], ["2.0", "2.0", "1.00"])
+    eq(rows["busiest provider fn, calls"][-3:], ["2.0", "2.0", "1.00"])
     up.failures = ["-n 8000: boom"]
     up.runs.pop(8000)
     text = instructions.table([ours, up], 4000, 8000)
