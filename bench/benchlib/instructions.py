@@ -1,0 +1,351 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""bench/instructions: instructions per WR of the sending side, by shared
+object, ours against other builds, in the lab (bench/README.md).
+
+Each build's client runs under valgrind --tool=callgrind on node 2 (its
+server plain on node 1) at two run lengths n1 < n2; per WR is
+(Ir(n2) - Ir(n1)) / (n2 - n1), so start-up, connection and every other
+constant cost cancel. The split is by shared object (callgrind_annotate's
+file:function [object] lines, benchlib/callgrind.py); where the build has
+symbols (ours), the report phase (perftest/report/: the BW peak and the
+result rows) and the hooks and recorder (plugin/) are also taken by file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from benchlib import callgrind as cg
+from benchlib.labctl import TOP, Lab, run_command, run_pair
+
+PROG = "bench/instructions"
+TRACE = "ours --trace"
+
+
+REPORT_RE = re.compile(r"(^|/)perftest/report/")
+PLUGIN_RE = re.compile(r"(^|/)plugin/")
+
+
+class SetupError(Exception):
+    """Something needed is missing: said before any run."""
+
+
+@dataclass
+class Build:
+    name: str
+    dir: Path
+    own_dirs: list[str]
+    trace: bool = False          # the client also gets --trace=FILE:quiet
+
+    def tool(self, tool: str) -> Path:
+        return self.dir / tool
+
+
+@dataclass
+class Measured:
+    """One client run under callgrind, read."""
+    n: int
+    total: int
+    classes: dict[str, int]
+    report: int                  # perftest/report/ code (0 without symbols)
+    plugin: int                  # plugin/ code: hooks, recorder
+    turns: int                   # calls of the provider's busiest function
+    turn_fn: str
+    seconds: float
+
+
+@dataclass
+class Outcome:
+    build: Build
+    runs: dict[int, Measured] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+def ours_dir() -> Path:
+    return Path(os.environ.get("PT_BUILD") or TOP / "build")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", action="append", default=[], metavar="NAME=DIR",
+                   help="another build to compare with ours (default: 6.06=/usr/bin)")
+    p.add_argument("--tool", default="ib_send_bw", help="the tool (default ib_send_bw)")
+    p.add_argument("--iters", default="4000,8000", metavar="N1,N2",
+                   help="the two run lengths (-n; default 4000,8000)")
+    p.add_argument("--size", type=int, default=64, help="message size (-s; default 64)")
+    p.add_argument("--conn", default="RC", help="connection type (-c; default RC)")
+    p.add_argument("--device", default="rxe0", help="RDMA device (-d; default rxe0)")
+    p.add_argument("--gid-index", default="1", help="GID index (-x; default 1)")
+    p.add_argument("--extra", default="", help="more options for every run, both sides")
+    p.add_argument("--trace", action="store_true",
+                   help="also ours with --trace=FILE:quiet on the client: the delta per WR")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
+    p.add_argument("--port", type=int, default=19300, help="first TCP port (default 19300)")
+    p.add_argument("--keep", metavar="DIR", help="keep the callgrind files and logs in DIR")
+    p.add_argument("--reread", metavar="DIR",
+                   help="no runs: read the callgrind files a --keep DIR holds, print the table")
+    return p
+
+
+def parse_iters(text: str) -> tuple[int, int]:
+    try:
+        a, b = (int(x) for x in text.split(","))
+    except ValueError:
+        raise SetupError(f"--iters {text!r}: want two run lengths, N1,N2") from None
+    if a <= 0 or b <= 0 or a == b:
+        raise SetupError(f"--iters {text!r}: want two different positive run lengths")
+    return (a, b) if a < b else (b, a)
+
+
+def builds(args: argparse.Namespace) -> list[Build]:
+    ours = ours_dir()
+    out = [Build("ours", ours / "perftest", [str(ours)])]
+    if args.trace:
+        out.append(Build(TRACE, ours / "perftest", [str(ours)], trace=True))
+    for spec in args.bin or ["6.06=/usr/bin"]:
+        name, sep, d = spec.partition("=")
+        if not sep or not name or not d:
+            raise SetupError(f"--bin {spec!r}: want NAME=DIR")
+        if name in ("ours", TRACE) or any(b.name == name for b in out):
+            raise SetupError(f"--bin {spec!r}: the name {name!r} is taken")
+        out.append(Build(name, Path(d).resolve(), [str(Path(d).resolve())]))
+    return out
+
+
+def check_setup(args: argparse.Namespace, bs: Sequence[Build], lab: Lab) -> None:
+    for prog in ("valgrind", "callgrind_annotate"):
+        if not shutil.which(prog):
+            raise SetupError(f"{prog} is not installed here (Debian package valgrind); "
+                             "the guests run it from the host root")
+    for b in bs:
+        t = b.tool(args.tool)
+        if not t.is_file() or not os.access(t, os.X_OK):
+            hint = " (ci/build)" if b.name in ("ours", TRACE) else ""
+            raise SetupError(f"{b.name}: {t} is missing or not executable{hint}")
+    if lab.nodes() < 2 or not lab.running():
+        raise SetupError(f"the lab is not up with 2 nodes (PTLAB_DIR={lab.dir}): "
+                         "ci/lab up --nodes 2")
+
+
+def annotate(path: Path) -> cg.Profile:
+    d = run_command(["callgrind_annotate", "--threshold=100", "--tree=caller", "--auto=no",
+                     str(path)], 300, cwd="/")   # from /: file names stay absolute
+    if d.rc != 0:
+        raise cg.ParseError(f"callgrind_annotate failed\n{d.evidence(10)}")
+    return cg.parse(d.out)
+
+
+def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
+    own = cg.own_objects(p.target, own_dirs)
+    busiest = cg.busiest_callee(p, own)
+    return Measured(
+        n=n, total=p.total, classes=cg.by_class(p, own),
+        report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
+                             (REPORT_RE.search(f.file) is not None or f.fn.startswith("pt_bw_peak"))),
+        plugin=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
+                             PLUGIN_RE.search(f.file) is not None),
+        turns=cg.calls_from_own(p, busiest, own) if busiest else 0,
+        turn_fn=f"{busiest.fn} [{os.path.basename(busiest.obj or '?')}]" if busiest else "-",
+        seconds=seconds)
+
+
+def complete(path: Path, wait: float = 60) -> bool:
+    """The guest's callgrind file has reached the host whole: it ends with
+    its "totals:" line (read too early over the share, its tail can be
+    missing, and functions with it)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 200))
+                if re.search(rb"\ntotals: \d+\s*$", f.read()):
+                    return True
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(1)
+
+
+def tag_of(b: Build, n: int) -> str:
+    return f"{b.name.replace(' ', '').replace('/', '-')}-n{n}"
+
+
+def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, work: Path,
+            share: Path) -> Measured:
+    """One pair: b's server plain on node 1, its client under callgrind on node 2."""
+    tag = tag_of(b, n)
+    out = share / f"{tag}.cg"
+    out.unlink(missing_ok=True)
+    common = ["-d", args.device, "-x", str(args.gid_index), "-c", args.conn, "-s",
+              str(args.size), "-n", str(n), "-F", *shlex.split(args.extra)]
+    trace = [f"--trace={share / (tag + '.csv')}:quiet"] if b.trace else []
+    server = [str(b.tool(args.tool)), *common]
+    client = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--vgdb=no",
+              str(b.tool(args.tool)), *common, *trace]
+    t0 = time.monotonic()
+    pair = run_pair(lab, tag, server, client, port, work, timeout=args.timeout)
+    secs = time.monotonic() - t0
+    if not pair.ok:
+        raise RuntimeError(pair.evidence(20))
+    if not complete(out):
+        raise RuntimeError(f"the client exited 0 but {out} is missing or has no totals line "
+                           f"after 60 s\n{pair.evidence(20)}")
+    m = measure(annotate(out), n, b.own_dirs, secs)
+    if m.total <= 0:
+        raise RuntimeError(f"{out}: no instructions counted")
+    return m
+
+
+# --- the table ---------------------------------------------------------------------------
+
+Row = tuple[str, Callable[[Measured], float], bool]   # label, value, needs symbols
+
+ROWS: list[Row] = [
+    ("own code (executable + own libs)", lambda m: m.classes[cg.OWN], False),
+    ("  report phase (perftest/report)", lambda m: m.report, True),
+    ("  send loop etc. (own - report)", lambda m: m.classes[cg.OWN] - m.report, True),
+    ("  plugin/ (hooks, recorder)", lambda m: m.plugin, True),
+    ("provider (librxe, libibverbs)", lambda m: m.classes[cg.PROVIDER], False),
+    ("libc", lambda m: m.classes[cg.LIBC], False),
+    ("other (ld.so, valgrind, ...)", lambda m: m.classes[cg.OTHER], False),
+    ("total", lambda m: m.total, False),
+    ("busiest provider fn, calls", lambda m: m.turns, False),
+]
+
+
+def per_wr(o: Outcome, n1: int, n2: int, value: Callable[[Measured], float],
+           symbols: bool) -> Optional[float]:
+    a, b = o.runs.get(n1), o.runs.get(n2)
+    if a is None or b is None:
+        return None
+    if symbols and not (a.report or b.report or a.plugin or b.plugin):
+        return None                      # stripped: no file names to go by
+    return (value(b) - value(a)) / (n2 - n1)
+
+
+def fmt(v: Optional[float], failed: bool) -> str:
+    return "failed" if failed else ("n/a" if v is None else f"{v:.1f}")
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> str:
+    if a is None or b is None:
+        return "-"
+    if b == 0:
+        return "-" if a == 0 else "inf"
+    return f"{a / b:.2f}"
+
+
+def table(outs: Sequence[Outcome], n1: int, n2: int) -> str:
+    ours = outs[0]
+    traced = next((o for o in outs if o.build.trace), None)
+    others = [o for o in outs if o is not ours and not o.build.trace]
+    head = ["per WR", "ours"]
+    if traced:
+        head += ["ours --trace", "trace delta"]
+    for o in others:
+        head += [o.build.name, f"ours/{o.build.name}"]
+    lines = [head]
+    for label, value, sym in ROWS:
+        v = per_wr(ours, n1, n2, value, sym)
+        row = [label, fmt(v, bool(ours.failures))]
+        if traced:
+            t = per_wr(traced, n1, n2, value, sym)
+            row += [fmt(t, bool(traced.failures)),
+                    "-" if t is None or v is None else f"{t - v:+.1f}"]
+        for o in others:
+            w = per_wr(o, n1, n2, value, sym)
+            row += [fmt(w, bool(o.failures)), ratio(v, w)]
+        lines.append(row)
+    widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
+    text = ""
+    for r in lines:
+        text += ("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
+                           for i, c in enumerate(r))).rstrip() + "\n"
+    return text
+
+
+def notes(outs: Sequence[Outcome], n1: int, n2: int) -> str:
+    text = ""
+    for o in outs:
+        for n in (n1, n2):
+            m = o.runs.get(n)
+            if m:
+                text += (f"  {o.build.name}, -n {n}: {m.total:,} Ir in all, report phase "
+                         f"{m.report:,}, {m.turns:,} calls of {m.turn_fn}, {m.seconds:.0f} s\n")
+        for f in o.failures:
+            text += f"  {o.build.name}: FAILED\n" + "".join(
+                f"    {line}\n" for line in f.splitlines())
+    return text
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(argv)
+    lab = Lab()
+    try:
+        n1, n2 = parse_iters(args.iters)
+        bs = builds(args)
+        if not args.reread:
+            check_setup(args, bs, lab)
+    except SetupError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    if args.reread:
+        outs = [Outcome(b) for b in bs]
+        for o in outs:
+            for n in (n1, n2):
+                try:
+                    path = Path(args.reread) / f"{tag_of(o.build, n)}.cg"
+                    o.runs[n] = measure(annotate(path), n, o.build.own_dirs, 0)
+                except (OSError, cg.ParseError) as e:
+                    o.failures.append(f"-n {n}: {e}")
+        print(f"(re-read from {args.reread})")
+        print(table(outs, n1, n2), end="")
+        print("runs:\n" + notes(outs, n1, n2), end="")
+        return 1 if any(o.failures for o in outs) else 0
+    lab_share = lab.share()
+    keep = Path(args.keep).resolve() if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    share = Path(tempfile.mkdtemp(prefix="instr-", dir=lab_share))
+    share.chmod(0o755)     # the guests write into it
+    work = keep or share
+    outs = [Outcome(b) for b in bs]
+    port = args.port
+    try:
+        for n in (n1, n2):
+            for o in outs:
+                if o.failures:
+                    continue
+                print(f"{PROG}: {o.build.name} {args.tool} -n {n} (client under callgrind) ...",
+                      file=sys.stderr, flush=True)
+                try:
+                    o.runs[n] = run_one(args, lab, o.build, n, port, work, share)
+                except (RuntimeError, cg.ParseError) as e:
+                    o.failures.append(f"-n {n}: {e}")
+                port += 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if keep:
+            for f in share.iterdir():
+                shutil.move(str(f), keep / f.name)
+        shutil.rmtree(share, ignore_errors=True)
+    desc = " ".join(f"{o.build.name}={o.build.dir}" for o in outs if not o.build.trace)
+    print(f"instructions per WR: {args.tool} -c {args.conn} -s {args.size}, client under "
+          f"callgrind, (Ir(-n {n2}) - Ir(-n {n1})) / {n2 - n1}; {desc}"
+          + (f"; extra: {args.extra}" if args.extra else ""))
+    print(table(outs, n1, n2), end="")
+    print("runs:\n" + notes(outs, n1, n2), end="")
+    return 1 if any(o.failures for o in outs) else 0
