@@ -211,6 +211,9 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	case PT_OPT_OLD_POST_SEND: t->use_old_post_send = true; return 0;
 	case PT_OPT_NEW_POST_SEND: t->use_old_post_send = false; return 0;
 	case PT_OPT_CONNECTIONLESS: p->mcast.connectionless = true; return 0;
+	case PT_OPT_USE_SRQ: t->use_srq = true; return 0;
+	case PT_OPT_SEND_IMM:
+	case PT_OPT_WRITE_IMM: t->with_imm = true; return 0;
 	case PT_OPT_ATOMIC_TYPE:
 		if (!strcmp(arg, "CMP_AND_SWAP"))
 			t->atomic_type = PT_ATOMIC_CMP_AND_SWAP;

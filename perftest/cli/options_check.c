@@ -132,9 +132,12 @@ static int check_depths(struct pt_params *p, FILE *err)
 {
 	struct pt_traffic_params *t = &p->traffic;
 	bool iterations = t->test_type == PT_TEST_ITERATIONS;
-	bool send = p->tool->verb == PT_VERB_SEND;
+	bool send = pt_recv_verb(p);
 	bool ud_uc = p->conn.type == PT_CONN_UD || p->conn.type == PT_CONN_UC;
 
+	/* WRITE_IMM consumes receives like SEND: upstream's SEND depth (512) */
+	if (p->tool->verb == PT_VERB_WRITE && t->with_imm && !t->rx_depth_given)
+		t->rx_depth = 512;
 	if (iterations) {
 		if (t->post_list > 1 && t->iters % (uint64_t)t->post_list)
 			return perr(err, " Number of iterations (%llu) must be a multiple of"
@@ -149,8 +152,14 @@ static int check_depths(struct pt_params *p, FILE *err)
 			t->rx_depth = t->iters < PT_UD_UC_MAX_RX_DEPTH ? (int)t->iters :
 				      PT_UD_UC_MAX_RX_DEPTH;
 	}
-	if (send && t->test_method == PT_METHOD_REGULAR && (t->rx_depth & 1))
+	if (p->tool->verb == PT_VERB_SEND && t->test_method == PT_METHOD_REGULAR && (t->rx_depth & 1))
 		t->rx_depth++;
+	/* the SRQ's rx_depth entries are shared: each QP pre-posts its part */
+	if (t->use_srq && t->rx_depth < p->conn.num_qps)
+		return perr(err, " --use-srq: the SRQ depth (-r %d) must be at least the number of"
+			    " QPs (%d)\n", t->rx_depth, p->conn.num_qps);
+	if (t->use_srq && p->conn.rdma_cm_qps)
+		return perr(err, " --use-srq with -R is not implemented yet\n");
 	if (t->post_list > t->tx_depth)
 		return perr(err, " Post list size (%d) must not exceed the TX depth (%d)\n",
 			    t->post_list, t->tx_depth);
@@ -190,7 +199,7 @@ static void check_no_peak(struct pt_params *p, FILE *err)
 		p->report.no_peak = true;
 	}
 	/* the SEND receiver only timestamps the first and last message */
-	if (p->tool->verb == PT_VERB_SEND && !p->oob.is_client && !t->bidirectional)
+	if (pt_recv_verb(p) && !p->oob.is_client && !t->bidirectional)
 		p->report.no_peak = true;
 }
 

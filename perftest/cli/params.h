@@ -159,6 +159,8 @@ struct pt_traffic_params {
 	bool bidirectional;              /* -b */
 	bool use_event;                  /* -e */
 	bool use_old_post_send;          /* --use_old_post_send (default: ibv_wr_*) */
+	bool with_imm;                   /* --send_with_imm / --write_with_imm: imm data 0 */
+	bool use_srq;                    /* --use-srq: one SRQ of rx_depth for all QPs */
 };
 
 struct pt_mcast_params {
@@ -215,6 +217,13 @@ struct pt_params {
 	struct pt_report_params report;
 	struct pt_plugin_params plugin;
 };
+
+/* The receiver consumes receive WRs: SEND, and WRITE with immediate data. */
+static inline bool pt_recv_verb(const struct pt_params *p)
+{
+	return p->tool->verb == PT_VERB_SEND ||
+	       (p->tool->verb == PT_VERB_WRITE && p->traffic.with_imm);
+}
 
 /* Fill *p with the tool's defaults, before options and derived rules. */
 void pt_params_defaults(const struct pt_tool *tool, struct pt_params *p);

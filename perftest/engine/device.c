@@ -234,6 +234,18 @@ int pt_resources_create(struct pt_ctx *c)
 	}
 	if (pt_cqs_create(c, ncq_send > 0 ? ncq_send : 1, ncq_recv > 0 ? ncq_recv : 1))
 		return -1;
+	if (c->p->traffic.use_srq) {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = (uint32_t)c->run.rx_depth, .max_sge = 1 },
+		};
+
+		c->res.srq = ibv_create_srq(c->res.pd, &sa);
+		if (!c->res.srq) {
+			fprintf(stderr, " Couldn't create an SRQ of %d entries: %s\n", c->run.rx_depth,
+				strerror(errno));
+			return -1;
+		}
+	}
 	c->res.qps = calloc((size_t)c->res.num_qps, sizeof(*c->res.qps));
 	c->peer.my_keys = calloc((size_t)c->res.num_qps, sizeof(*c->peer.my_keys));
 	c->peer.rem_keys = calloc((size_t)c->res.num_qps, sizeof(*c->peer.rem_keys));
@@ -259,6 +271,8 @@ void pt_ctx_destroy(struct pt_ctx *c)
 		if (c->res.qps[i].qp)
 			ibv_destroy_qp(c->res.qps[i].qp);
 	}
+	if (c->res.srq)
+		ibv_destroy_srq(c->res.srq);
 	if (c->res.send_cq)
 		ibv_destroy_cq(c->res.send_cq);
 	if (c->res.recv_cq)

@@ -98,6 +98,9 @@ unsigned pt_mtu_bytes(enum ibv_mtu m);
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
 /* RTR (and RTS when we send), AHs for UD senders, from c->peer.rem_keys. */
 int pt_qps_connect(struct pt_ctx *c, bool will_send);
+/* Receives each QP posts before a run: up to iters, within rx_depth (with
+ * --use-srq the SRQ's rx_depth entries split evenly among the QPs). */
+uint64_t pt_recv_prepost(const struct pt_ctx *c);
 /* The tool's send verb as the old post API's opcode (-A picks the atomic). */
 enum ibv_wr_opcode pt_wr_opcode(const struct pt_ctx *c);
 

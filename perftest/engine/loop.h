@@ -33,6 +33,7 @@ struct pt_loop_opts {
 	bool is_client;             /* names the side in error messages */
 	bool lat;                   /* a latency tool: one buffer address, no BW counts */
 	enum ibv_wr_opcode opcode;  /* the tool's verb, as the old post API's opcode */
+	bool imm;                   /* --send_with_imm/--write_with_imm: receives must carry it */
 };
 
 /* --run_infinitely: called every period with the messages of that period. */
@@ -49,11 +50,17 @@ struct pt_loop {
 	void *period_arg;
 };
 
+/* The immediate data of --send_with_imm/--write_with_imm (upstream sends 0). */
+#define PT_IMM_DATA 0u
+
 /* post.c ---------------------------------------------------------------------- */
 /* Post n receives on QP i (UD adds the GRH room). */
 int pt_post_recv(const struct pt_loop *l, int i, uint64_t n);
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
+/* With l->opt.imm a receive completion must carry immediate data: 0, or -1
+ * after saying which completion lacked it (docs/upstream-behaviour.md §5.3). */
+int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc);
 
 /* run_bw.c -------------------------------------------------------------------- */
 struct pt_bw_meas {

@@ -28,6 +28,7 @@ void pt_loop_view(struct pt_ctx *c, struct pt_loop *l)
 		.is_client = p->oob.is_client,
 		.lat = p->tool->kind == PT_KIND_LAT,
 		.opcode = pt_wr_opcode(c),
+		.imm = p->traffic.with_imm,
 	};
 	pt_peer_watch_oob(&l->peer, &c->peer.oob);
 	/* RDMA verbs target the peer's region: from its latest key message */

@@ -2,6 +2,7 @@
 /* The two post paths (ibv_wr_* and the old ibv_post_send) and the receive
  * post, over the loop view alone (loop.h). */
 #define PT_LOOP_VIEW_ONLY
+#include <endian.h>
 #include <stdio.h>
 #include <string.h>
 #include "loop.h"
@@ -42,7 +43,9 @@ int pt_post_recv(const struct pt_loop *l, int i, uint64_t n)
 			.sg_list = &sge,
 			.num_sge = 1,
 		}, *bad;
-		int rc = ibv_post_recv(q->qp, &wr, &bad);
+		/* with an SRQ, wr_id still names QP i: its share of the receives */
+		int rc = l->res->srq ? ibv_post_srq_recv(l->res->srq, &wr, &bad) :
+				       ibv_post_recv(q->qp, &wr, &bad);
 
 		if (rc) {
 			fprintf(stderr, " Couldn't post receive %llu on QP %d: %s\n",
@@ -93,7 +96,8 @@ static bool use_inline(const struct pt_loop *l)
 {
 	enum ibv_wr_opcode op = l->opt.opcode;
 
-	return (op == IBV_WR_SEND || op == IBV_WR_RDMA_WRITE) &&
+	return (op == IBV_WR_SEND || op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND_WITH_IMM ||
+		op == IBV_WR_RDMA_WRITE_WITH_IMM) &&
 	       l->run->size <= (uint64_t)l->run->inline_size;
 }
 
@@ -103,6 +107,12 @@ static void wr_build(const struct pt_loop *l, struct ibv_qp_ex *qx, const struct
 	switch (l->opt.opcode) {
 	case IBV_WR_RDMA_WRITE:
 		ibv_wr_rdma_write(qx, t->rkey, t->raddr);
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		ibv_wr_rdma_write_imm(qx, t->rkey, t->raddr, PT_IMM_DATA);
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		ibv_wr_send_imm(qx, PT_IMM_DATA);
 		break;
 	case IBV_WR_RDMA_READ:
 		ibv_wr_rdma_read(qx, t->rkey, t->raddr);
@@ -154,7 +164,8 @@ static void old_remote(const struct pt_loop *l, const struct pt_qp *q, const str
 		wr->wr.ud.ah = q->ah;
 		wr->wr.ud.remote_qpn = q->remote_qpn;
 		wr->wr.ud.remote_qkey = q->remote_qkey;
-	} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_READ) {
+	} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM ||
+		   op == IBV_WR_RDMA_READ) {
 		wr->wr.rdma.remote_addr = t->raddr;
 		wr->wr.rdma.rkey = t->rkey;
 	} else if (is_atomic(op)) {
@@ -196,6 +207,8 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 					      (inl ? IBV_SEND_INLINE : 0),
 			};
 			old_remote(l, q, &t, &wr[j]);
+			if (l->opt.imm)
+				wr[j].imm_data = htobe32(PT_IMM_DATA);
 		}
 		rc = ibv_post_send(q->qp, wr, &bad);
 		if (rc)
@@ -217,4 +230,14 @@ int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 	}
 	q->posted += n;
 	return 0;
+}
+
+int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc)
+{
+	if (!l->opt.imm || (wc->wc_flags & IBV_WC_WITH_IMM))
+		return 0;
+	fprintf(stderr, " Completion without immediate data on QP %d (wr_id %llu, opcode %d):"
+		" the peer must send with immediate data too\n", pt_wrid_qp(wc->wr_id),
+		(unsigned long long)pt_wrid_index(wc->wr_id), (int)wc->opcode);
+	return -1;
 }

@@ -110,11 +110,21 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
 enum ibv_wr_opcode pt_wr_opcode(const struct pt_ctx *c)
 {
 	switch (c->p->tool->verb) {
-	case PT_VERB_WRITE: return IBV_WR_RDMA_WRITE;
+	case PT_VERB_WRITE:
+		return c->p->traffic.with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
 	case PT_VERB_READ: return IBV_WR_RDMA_READ;
 	case PT_VERB_ATOMIC:
 		return c->p->traffic.atomic_type == PT_ATOMIC_CMP_AND_SWAP ?
 		       IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
-	default: return IBV_WR_SEND;
+	default: return c->p->traffic.with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
 	}
+}
+
+uint64_t pt_recv_prepost(const struct pt_ctx *c)
+{
+	uint64_t iters = c->p->traffic.iters, rx = (uint64_t)c->run.rx_depth;
+
+	if (c->res.srq)
+		rx /= (uint64_t)c->res.num_qps;
+	return iters && iters < rx ? iters : rx;
 }

@@ -9,17 +9,18 @@
 #include <string.h>
 #include "engine.h"
 
-static unsigned send_ops_for(enum pt_verb v)
+/* The one opcode the QP posts (docs/upstream-behaviour.md §10). */
+static unsigned send_ops_for(enum pt_verb v, bool imm)
 {
 	switch (v) {
 	case PT_VERB_WRITE:
-		return IBV_QP_EX_WITH_RDMA_WRITE;
+		return imm ? IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM : IBV_QP_EX_WITH_RDMA_WRITE;
 	case PT_VERB_READ:
 		return IBV_QP_EX_WITH_RDMA_READ;
 	case PT_VERB_ATOMIC:
 		return IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP;
 	default:
-		return IBV_QP_EX_WITH_SEND;
+		return imm ? IBV_QP_EX_WITH_SEND_WITH_IMM : IBV_QP_EX_WITH_SEND;
 	}
 }
 
@@ -36,7 +37,8 @@ void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a)
 	a->send_cq = c->res.send_cq;
 	a->recv_cq = c->res.recv_cq;
 	a->cap.max_send_wr = (uint32_t)c->run.tx_depth;
-	a->cap.max_recv_wr = (uint32_t)c->run.rx_depth;
+	a->cap.max_recv_wr = c->res.srq ? 0 : (uint32_t)c->run.rx_depth;
+	a->srq = c->res.srq;
 	a->cap.max_send_sge = 1;
 	a->cap.max_recv_sge = 1;
 	a->cap.max_inline_data = (uint32_t)c->run.inline_size;
@@ -45,7 +47,7 @@ void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a)
 	a->pd = c->res.pd;
 	if (!p->traffic.use_old_post_send) {
 		a->comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a->send_ops_flags = send_ops_for(p->tool->verb);
+		a->send_ops_flags = send_ops_for(p->tool->verb, p->traffic.with_imm);
 	}
 }
 

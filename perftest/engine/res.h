@@ -48,6 +48,7 @@ struct pt_res {
 	struct ibv_mr *mr;
 	struct ibv_comp_channel *channel;
 	struct ibv_cq *send_cq, *recv_cq;
+	struct ibv_srq *srq;        /* --use-srq: every QP's receives; NULL without */
 	int num_qps;
 	struct pt_qp *qps;
 	/* hardware CQE timestamps: with a plugin listening on a device that

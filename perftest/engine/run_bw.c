@@ -342,6 +342,8 @@ static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 			   pt_hw_ns(l->res, hw, k));
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return wc_failed(l, &wc[k], true);
+		if (pt_check_imm(l, &wc[k]))
+			return -1;
 		i = pt_wrid_qp(wc[k].wr_id);
 		l->res->qps[i].received++;
 		(*got)++;

@@ -102,7 +102,7 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	n->v[PT_NEG_TEST_METHOD] = t->test_method;
 	n->v[PT_NEG_CONNECTION] = p->conn.type == PT_CONN_UD ? PT_NEG_UD :
 				  p->conn.type == PT_CONN_UC ? PT_NEG_UC : PT_NEG_RC;
-	n->v[PT_NEG_VERB] = verbs[p->tool->verb];
+	n->v[PT_NEG_VERB] = verbs[p->tool->verb] + (t->with_imm ? 1 : 0); /* SEND_IMM, WRITE_IMM */
 	n->v[PT_NEG_TST] = p->tool->kind == PT_KIND_BW ? PT_NEG_BW : PT_NEG_LAT;
 	n->v[PT_NEG_ATOMIC_TYPE] = p->tool->verb == PT_VERB_ATOMIC &&
 				   t->atomic_type == PT_ATOMIC_FETCH_AND_ADD ?
@@ -116,6 +116,7 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	n->v[PT_NEG_NUM_QPS] = c->res.num_qps;
 	n->v[PT_NEG_DURATION_S] = t->duration;
 	n->v[PT_NEG_USE_RDMA_CM] = p->conn.rdma_cm_oob;
+	n->v[PT_NEG_WRITE_WITH_IMM] = p->tool->verb == PT_VERB_WRITE && t->with_imm;
 	memcpy(n->dev_attr, &c->dev.dev_attr.orig_attr,
 	       sizeof(c->dev.dev_attr.orig_attr) < PT_NEG_DEV_ATTR_LEN ?
 		       sizeof(c->dev.dev_attr.orig_attr) : PT_NEG_DEV_ATTR_LEN);
@@ -179,7 +180,8 @@ static void print_key(struct pt_ctx *c, const struct pt_key *k, bool remote)
 		.rkey = k->rkey,
 		.vaddr = k->vaddr,
 		.show_out = v == PT_VERB_READ,
-		.show_rkey_vaddr = v == PT_VERB_READ || v == PT_VERB_WRITE,
+		/* a WRITE_IMM peer's region is still its target, but upstream hides it */
+		.show_rkey_vaddr = v == PT_VERB_READ || (v == PT_VERB_WRITE && !c->p->traffic.with_imm),
 		.show_gid = c->dev.gid_index >= 0 || mcast_side,
 		.gid_is_mgid = mcast_side,
 	};
@@ -241,13 +243,13 @@ int pt_session_wait_peer_run(struct pt_ctx *c)
 	return rc ? oob_fail(c, "Barrier with the peer failed") : 0;
 }
 
-static const char *verb_name(enum pt_verb v)
+static const char *verb_name(enum pt_verb v, bool imm)
 {
 	switch (v) {
-	case PT_VERB_WRITE: return "RDMA_Write";
+	case PT_VERB_WRITE: return imm ? "RDMA_Write_imm" : "RDMA_Write";
 	case PT_VERB_READ: return "RDMA_Read";
 	case PT_VERB_ATOMIC: return "Atomic";
-	default: return "Send";
+	default: return imm ? "Send_imm" : "Send";
 	}
 }
 
@@ -266,7 +268,7 @@ int pt_session_print_header(struct pt_ctx *c)
 	bool reads = p->tool->verb == PT_VERB_READ || p->tool->verb == PT_VERB_ATOMIC;
 	char *name = c->out.test_name;
 
-	snprintf(name, sizeof(c->out.test_name), "%s %s%s%s%s%sTest", verb_name(p->tool->verb),
+	snprintf(name, sizeof(c->out.test_name), "%s %s%s%s%s%sTest", verb_name(p->tool->verb, t->with_imm),
 		 p->tool->verb == PT_VERB_ATOMIC ?
 			 (t->atomic_type == PT_ATOMIC_CMP_AND_SWAP ? "CMP_AND_SWAP " : "FETCH_AND_ADD ") : "",
 		 bw && t->bidirectional ? "Bidirectional " : "",
@@ -285,7 +287,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.wr_api = !t->use_old_post_send,
 		.tx_depth = sender ? c->run.tx_depth : -1,
 		.post_list = t->post_list,
-		.rx_depth = receiver && p->tool->verb == PT_VERB_SEND ? c->run.rx_depth : -1,
+		.rx_depth = receiver && pt_recv_verb(p) ? c->run.rx_depth : -1,
 		.cq_mod = bw ? c->run.cq_mod : -1,
 		.mtu = pt_mtu_bytes(c->run.mtu),
 		.link_type = c->dev.is_roce ? "Ethernet" : "IB",
@@ -294,6 +296,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.max_inline = c->run.inline_size,
 		.out_reads = c->run.out_reads,
 		.rdma_cm_qps = p->conn.rdma_cm_qps,
+		.use_srq = c->res.srq != NULL,
 		.data_ex_method = p->conn.rdma_cm_oob ? "rdma_cm" : "Ethernet",
 		.tos = p->dev.tos,
 	};

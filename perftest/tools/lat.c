@@ -178,7 +178,6 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
 		struct pt_lat_meas m;
 		struct pt_loop l;
-		uint64_t iters = p->traffic.iters, rx = (uint64_t)c->run.rx_depth;
 		int rc;
 
 		c->run.size = s;
@@ -187,7 +186,7 @@ static int run_sizes(struct pt_ctx *c, lat_loop_fn loop, bool post_recvs, bool b
 			return -1;
 		if (post_recvs) {
 			c->res.qps[0].recv_posted = 0;
-			if (pt_post_recv(&l, 0, iters && iters < rx ? iters : rx))
+			if (pt_post_recv(&l, 0, pt_recv_prepost(c)))
 				return -1;
 		}
 		if (barrier && pt_session_barrier(c))
@@ -242,7 +241,9 @@ int pt_send_lat_flow(struct pt_ctx *c)
 }
 
 /* ib_write_lat: a handshake, keys twice around the connect, K0, then the
- * ping-pong; no closing handshake. */
+ * ping-pong; no closing handshake. --write_with_imm (docs/wire-protocol.md §6.3):
+ * receives posted, one more K0, then a ping-pong of receive completions as
+ * in send_lat (the client writes first). */
 int pt_write_lat_flow(struct pt_ctx *c)
 {
 	if (pt_tool_prepare(c) || pt_session_print_header(c) || pt_session_xchg_keys(c, false) ||
@@ -250,7 +251,8 @@ int pt_write_lat_flow(struct pt_ctx *c)
 	    pt_session_xchg_keys(c, true) || pt_session_barrier(c))
 		return PT_EXIT_FAIL;
 	result_header(c);
-	if (run_sizes(c, pt_run_lat_write, false, false))
+	if (c->p->traffic.with_imm ? run_sizes(c, pt_run_lat_send, true, true) :
+				     run_sizes(c, pt_run_lat_write, false, false))
 		return PT_EXIT_FAIL;
 	return finish(c, false);
 }

@@ -3,14 +3,30 @@
  * connect, keys again, K0. Only the client moves data; the server waits in
  * a barrier for the client's whole run, receives its report and prints the
  * client's numbers. With -b both sides run, with a K0 before each run and
- * the report exchange after it. */
+ * the report exchange after it. With --write_with_imm the server is a
+ * receiver instead (docs/wire-protocol.md §6.4): it posts receives before the
+ * run's K0, counts one receive completion per write and prints its own row;
+ * the report exchange after the run carries its numbers, which we ignore. */
 #include <stdio.h>
 #include <string.h>
 #include "perftest/engine/engine.h"
 #include "perftest/engine/fault.h"
 #include "tool.h"
 
-static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last)
+/* WRITE_IMM receivers: each write consumes one receive, posted up front. */
+static int post_receives(struct pt_ctx *c, const struct pt_loop *l)
+{
+	for (int i = 0; i < c->res.num_qps; i++) {
+		c->res.qps[i].recv_posted = 0;
+		if (pt_post_recv(l, i, pt_recv_prepost(c)))
+			return -1;
+	}
+	return 0;
+}
+
+/* posted: the first size's receives went before the K0 after the keys. */
+static int run_one_size(struct pt_ctx *c, bool sender, bool receiver, bool duplex,
+			bool posted, struct pt_bw_result *last)
 {
 	const struct pt_params *p = c->p;
 	struct pt_bw_meas m = { 0 };
@@ -18,12 +34,18 @@ static int run_one_size(struct pt_ctx *c, bool duplex, struct pt_bw_result *last
 	int rc;
 
 	pt_bw_loop_view(c, &l);
-	if (pt_trace_begin(c, true, false) || (duplex && pt_session_barrier(c)))
+	if (pt_trace_begin(c, sender, receiver) || (receiver && !posted && post_receives(c, &l)) ||
+	    (duplex && pt_session_barrier(c)))
 		return -1;
 	/* Debian's 6.06 has no barrier after a duplex run: the report follows. */
-	rc = pt_run_bw_send(&l, &m);
+	if (sender && receiver)
+		rc = pt_run_bw_bidir(&l, &m);
+	else if (sender)
+		rc = pt_run_bw_send(&l, &m);
+	else
+		rc = pt_run_bw_recv(&l, &m);
 	if (!rc && !p->traffic.run_infinitely)
-		rc = pt_bw_report(c, &m, true, duplex, last);
+		rc = pt_bw_report(c, &m, sender, duplex, last);
 	else if (m.interrupted)
 		pt_bw_partial(c, &m);
 	if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
@@ -64,23 +86,35 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
 	bool client = p->oob.is_client, duplex = p->traffic.bidirectional;
+	bool imm = p->traffic.with_imm, sender = client || duplex, receiver = imm && (!client || duplex);
+	bool posted = false;
 	struct pt_bw_result last;
+	struct pt_loop l;
 
 	memset(&last, 0, sizeof(last));
 	if (pt_tool_prepare(c) || pt_session_print_header(c) || pt_session_xchg_keys(c, false) ||
-	    pt_qps_connect(c, client || duplex) || pt_session_xchg_keys(c, true) ||
-	    pt_session_barrier(c))
+	    pt_qps_connect(c, sender) || pt_session_xchg_keys(c, true))
+		return PT_EXIT_FAIL;
+	/* a duplex run has a K0 of its own before it; else this one guards the receives */
+	if (receiver && !duplex) {
+		pt_bw_loop_view(c, &l);
+		if (post_receives(c, &l))
+			return PT_EXIT_FAIL;
+		posted = true;
+	}
+	if (pt_session_barrier(c))
 		return PT_EXIT_FAIL;
 	if (p->report.output == PT_OUTPUT_FULL) {
 		printf(PT_RESULT_LINE);
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	}
-	if (!client && !duplex)
+	if (!client && !duplex && !imm)
 		return server_flow(c);
 	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
 		c->run.size = s;
-		if (run_one_size(c, duplex, &last))
+		if (run_one_size(c, sender, receiver, duplex, posted, &last))
 			return PT_EXIT_FAIL;
+		posted = false;
 	}
 	if (p->report.output == PT_OUTPUT_FULL)
 		printf(PT_RESULT_LINE);
@@ -91,7 +125,8 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 		if (pt_session_barrier(c))
 			return PT_EXIT_FAIL;
 		PT_TEST_STOP(PT_STAGE_REPORT);
-		/* the server's half is bytes it never filled (6.29: NaN): dropped */
+		/* the server's half is bytes it never filled (6.29: NaN), or
+		 * with --write_with_imm its own numbers: dropped either way */
 		if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, NULL)) {
 			fprintf(stderr, " Failed to send the report to the server: %s\n",
 				pt_oob_strerror(&c->peer.oob));

@@ -20,8 +20,7 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 	const struct pt_params *p = c->p;
 	struct pt_bw_meas m = { 0 };
 	struct pt_loop l;
-	uint64_t iters = p->traffic.iters;
-	uint64_t pre = (iters && iters < (uint64_t)c->run.rx_depth) ? iters : (uint64_t)c->run.rx_depth;
+	uint64_t pre = pt_recv_prepost(c);
 	int rc;
 
 	pt_bw_loop_view(c, &l);
@@ -65,12 +64,9 @@ static int connectionless_flow(struct pt_ctx *c)
 	    pt_trace_begin(c, false, true))
 		return PT_EXIT_FAIL;
 	pt_bw_loop_view(c, &l);
-	for (int i = 0; i < c->res.num_qps; i++) {
-		uint64_t iters = p->traffic.iters;
-
-		if (pt_post_recv(&l, i, iters && iters < (uint64_t)c->run.rx_depth ? iters : (uint64_t)c->run.rx_depth))
+	for (int i = 0; i < c->res.num_qps; i++)
+		if (pt_post_recv(&l, i, pt_recv_prepost(c)))
 			return PT_EXIT_FAIL;
-	}
 	if (p->report.output == PT_OUTPUT_FULL)
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	fflush(stdout);

@@ -46,6 +46,8 @@ struct fake {
 	struct fake_qpx qpx[NQP];
 	struct ibv_mr mr;
 	struct ibv_ah ah;           /* UD senders' address handle */
+	struct ibv_srq srq;         /* --use-srq: receives posted here instead */
+	uint64_t srq_recvs;         /* receives posted on the SRQ */
 	struct fake_ring scq, rcq;
 	uint64_t rfifo[NQP][RING];  /* posted receives' wr_ids */
 	unsigned rhead[NQP], rtail[NQP];
@@ -60,6 +62,7 @@ struct fake {
 	bool echo;                  /* each send brings the peer's answer */
 	bool echo_write;            /* write_lat's peer: answers our count + 1 in our region */
 	bool per_iteration;         /* latency: every WR is number 0 of its QP */
+	bool imm_in;                /* the peer's messages carry immediate data */
 	uint64_t fail_sig;          /* this signaled WR (1-based) fails; 0: none */
 	uint64_t interrupt_after;   /* SIGINT after this many polled CQEs; 0: never */
 	int closed, finished;       /* the peer watch's answers */
@@ -98,6 +101,7 @@ static inline void deliver(struct fake *f, int i)
 	push(&f->rcq, (struct ibv_wc){
 		.wr_id = f->rfifo[i][f->rhead[i]++ % RING], .status = IBV_WC_SUCCESS,
 		.opcode = IBV_WC_RECV, .byte_len = (uint32_t)f->run.size, .qp_num = f->qp[i].qp_num,
+		.wc_flags = f->imm_in ? IBV_WC_WITH_IMM : 0, .imm_data = 0,
 	});
 }
 
@@ -129,7 +133,7 @@ static inline void accept_wr(struct fake *f, int i, const struct fake_wr *w,
 	/* cq_mod rule: every cq_mod-th WR and the run's last one */
 	assert_int_equal(sig, (seq + 1) % (uint64_t)f->run.cq_mod == 0 ||
 			      (!f->per_iteration && seq + 1 == l->opt.iters) || f->per_iteration);
-	if (w->op != IBV_WR_SEND) {  /* the peer's region, cycled like ours */
+	if (w->op != IBV_WR_SEND && w->op != IBV_WR_SEND_WITH_IMM) { /* the peer's region, cycled */
 		assert_int_equal(w->raddr, q->remote_addr + off);
 		assert_int_equal(w->rkey, q->remote_rkey);
 	}
@@ -176,6 +180,7 @@ static inline int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		};
 
 		assert_int_equal(wr->num_sge, 1);
+		assert_int_equal(wr->imm_data, 0);
 		if (atomic_op(wr->opcode)) {
 			w.raddr = wr->wr.atomic.remote_addr;
 			w.rkey = wr->wr.atomic.rkey;
@@ -217,6 +222,21 @@ static inline int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	return 0;
 }
 
+/* An SRQ receive: wr_id names the QP whose share it is; the fake keeps
+ * one FIFO per QP, so it lands there as a QP receive would. */
+static inline int fake_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+				     struct ibv_recv_wr **bad)
+{
+	struct fake *f = of(srq->context);
+
+	assert_ptr_equal(srq, &f->srq);
+	for (struct ibv_recv_wr *w = wr; w; w = w->next)
+		f->srq_recvs++;
+	/* one WR at a time, as pt_post_recv posts them */
+	assert_null(wr->next);
+	return fake_post_recv(&f->qp[pt_wrid_qp(wr->wr_id)], wr, bad);
+}
+
 static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct fake *f = of(cq->context);
@@ -249,6 +269,16 @@ static inline void x_open(struct ibv_qp_ex *qx, enum ibv_wr_opcode op, uint32_t 
 }
 static inline void x_start(struct ibv_qp_ex *qx) { X(qx)->n = 0; }
 static inline void x_send(struct ibv_qp_ex *qx) { x_open(qx, IBV_WR_SEND, 0, 0); }
+static inline void x_send_imm(struct ibv_qp_ex *qx, __be32 imm)
+{
+	assert_int_equal(imm, 0);
+	x_open(qx, IBV_WR_SEND_WITH_IMM, 0, 0);
+}
+static inline void x_write_imm(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, __be32 imm)
+{
+	assert_int_equal(imm, 0);
+	x_open(qx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr);
+}
 static inline void x_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
 {
 	x_open(qx, IBV_WR_RDMA_WRITE, rkey, raddr);
@@ -319,6 +349,8 @@ static inline struct fake *fake_new(struct pt_loop *l, int nqp, enum ibv_wr_opco
 	f->ctx.ops.post_send = fake_post_send;
 	f->ctx.ops.post_recv = fake_post_recv;
 	f->ctx.ops.poll_cq = fake_poll_cq;
+	f->ctx.ops.post_srq_recv = fake_post_srq_recv;
+	f->srq.context = &f->ctx;
 	f->send_cq.context = f->recv_cq.context = &f->ctx;
 	f->mr.lkey = 0x1234;
 	f->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = 64, .max_size = 64,
@@ -331,6 +363,8 @@ static inline struct fake *fake_new(struct pt_loop *l, int nqp, enum ibv_wr_opco
 		x->qp_base.context = &f->ctx;
 		x->wr_start = x_start;
 		x->wr_send = x_send;
+		x->wr_send_imm = x_send_imm;
+		x->wr_rdma_write_imm = x_write_imm;
 		x->wr_rdma_write = x_write;
 		x->wr_rdma_read = x_read;
 		x->wr_atomic_fetch_add = x_fadd;

@@ -104,6 +104,72 @@ static void test_bw_send_wr_api(void **state)
 	check_bw_send(IBV_WR_ATOMIC_FETCH_AND_ADD, true, 1);
 }
 
+/* --send_with_imm / --write_with_imm: the WRs carry the imm opcodes, on
+ * both post APIs, with every other rule unchanged. */
+static void test_bw_imm_opcodes(void **state)
+{
+	(void)state;
+	check_bw_send(IBV_WR_SEND_WITH_IMM, true, 1);
+	check_bw_send(IBV_WR_SEND_WITH_IMM, false, 2);
+	check_bw_send(IBV_WR_RDMA_WRITE_WITH_IMM, true, 1);
+	check_bw_send(IBV_WR_RDMA_WRITE_WITH_IMM, false, 4);
+}
+
+static int bw_recv(const struct pt_loop *l, void *m) { return pt_run_bw_recv(l, m); }
+
+/* The receiver with imm: completions that carry it count; one without it
+ * ends the run, naming what was missing. */
+static void test_bw_recv_imm(void **state)
+{
+	for (int carry = 1; carry >= 0; carry--) {
+		struct pt_loop l;
+		struct pt_bw_meas m;
+		char err[1024];
+		struct fake *f = fake_new(&l, NQP, IBV_WR_SEND_WITH_IMM, 300, false);
+
+		(void)state;
+		l.opt.imm = true;
+		f->arrive = true;
+		f->imm_in = carry;
+		for (int i = 0; i < NQP; i++)
+			assert_int_equal(pt_post_recv(&l, i, (uint64_t)f->run.rx_depth), 0);
+		if (carry) {
+			assert_int_equal(pt_run_bw_recv(&l, &m), 0);
+			assert_int_equal(m.msgs, 300 * NQP);
+		} else {
+			assert_int_equal(with_stderr(err, sizeof(err), bw_recv, &l, &m), -1);
+			assert_non_null(strstr(err, "without immediate data"));
+		}
+		pt_bw_meas_free(&m);
+		fake_free(f);
+	}
+}
+
+/* --use-srq: every receive goes to the SRQ (none to a QP), RC and UD
+ * (GRH room kept), and the receiver counts them all. */
+static void test_bw_recv_srq(void **state)
+{
+	(void)state;
+	for (int ud = 0; ud < 2; ud++) {
+		struct pt_loop l;
+		struct pt_bw_meas m;
+		const uint64_t iters = 300;
+		struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, iters, false);
+
+		l.opt.ud = ud;
+		f->res.srq = &f->srq;
+		f->arrive = true;
+		for (int i = 0; i < NQP; i++)
+			assert_int_equal(pt_post_recv(&l, i, (uint64_t)f->run.rx_depth / NQP), 0);
+		assert_int_equal(pt_run_bw_recv(&l, &m), 0);
+		assert_int_equal(m.msgs, iters * NQP);
+		assert_int_equal(f->srq_recvs, iters * NQP);
+		assert_int_equal(f->recvs, iters * NQP);
+		pt_bw_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* A failed completion ends the run; the message names the side, the QP
  * and WR, the status, the QP's counts and that the peer has gone. */
 static void test_bw_send_wc_error(void **state)
@@ -334,6 +400,41 @@ static void test_lat_send_pingpong(void **state)
 	fake_free(f);
 }
 
+static int lat_send(const struct pt_loop *l, void *m) { return pt_run_lat_send(l, m); }
+
+/* send_lat --send_with_imm and write_lat --write_with_imm: the ping-pong on
+ * receive completions; a pong without immediate data ends the run. */
+static void test_lat_imm_pingpong(void **state)
+{
+	enum ibv_wr_opcode ops[] = { IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM };
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		struct pt_loop l;
+		struct pt_lat_meas m;
+		char err[1024];
+		struct fake *f = fake_new(&l, 1, ops[k % 2], 100, k % 2);
+
+		l.opt.lat = true;
+		l.opt.imm = true;
+		f->echo = true;
+		f->imm_in = k < 2;
+		f->per_iteration = true;
+		f->run.tx_depth = 1;
+		assert_int_equal(pt_post_recv(&l, 0, 4), 0);
+		if (f->imm_in) {
+			assert_int_equal(pt_run_lat_send(&l, &m), 0);
+			assert_int_equal(m.n, 100);
+			assert_int_equal(f->sends, 100);
+		} else {
+			assert_int_equal(with_stderr(err, sizeof(err), lat_send, &l, &m), -1);
+			assert_non_null(strstr(err, "without immediate data"));
+		}
+		pt_lat_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* write_lat's client: wait for the peer's count in our region, write ours
  * (i + 1 in the last payload byte, checked by the fake), one WR each. */
 static void test_lat_write_pingpong(void **state)
@@ -450,6 +551,9 @@ int main(void)
 		cmocka_unit_test(test_bw_send_old_api),
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_send_wr_api),
+		cmocka_unit_test(test_bw_imm_opcodes),
+		cmocka_unit_test(test_bw_recv_srq),
+		cmocka_unit_test(test_bw_recv_imm),
 		cmocka_unit_test(test_bw_send_wc_error),
 		cmocka_unit_test(test_bw_send_peer_gone),
 		cmocka_unit_test(test_bw_send_stall),
@@ -460,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_bw_bidir),
 		cmocka_unit_test(test_lat_send_pingpong),
 		cmocka_unit_test(test_lat_write_pingpong),
+		cmocka_unit_test(test_lat_imm_pingpong),
 		cmocka_unit_test(test_lat_read_error),
 		cmocka_unit_test(test_bw_send_hooks),
 	};

@@ -118,6 +118,14 @@ static void test_rx_depth_rules(void **state)
 	assert_int_equal(r->p.traffic.rx_depth, 512);
 	r = ok(&pt_tool_write_bw, "-c UC");
 	assert_int_equal(r->p.traffic.rx_depth, 1);
+	/* WRITE_IMM consumes receives: SEND's depth, capped at iters */
+	r = ok(&pt_tool_write_bw, "--write_with_imm");
+	assert_true(r->p.traffic.with_imm);
+	assert_int_equal(r->p.traffic.rx_depth, 512);
+	r = ok(&pt_tool_write_lat, "--write_with_imm -n 100");
+	assert_int_equal(r->p.traffic.rx_depth, 100);
+	r = ok(&pt_tool_write_bw, "--write_with_imm -c UC -n 3000");
+	assert_int_equal(r->p.traffic.rx_depth, 3000);
 }
 
 static void test_cq_mod_rules(void **state)
@@ -381,6 +389,29 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_write_bw, "-r 10", "not available");
 	bad(&pt_tool_atomic_bw, "-s 16", "fixed at 8");
 	bad(&pt_tool_atomic_bw, "-A SWAP", "Invalid atomic type");
+	/* immediate data: SEND tools and write tools, as upstream offers them */
+	bad(&pt_tool_write_bw, "--send_with_imm", "option --send_with_imm is not available in ib_write_bw");
+	bad(&pt_tool_read_lat, "--send_with_imm", "not available");
+	bad(&pt_tool_send_bw, "--write_with_imm", "option --write_with_imm is not available in ib_send_bw");
+	bad(&pt_tool_read_bw, "--write_with_imm", "not available");
+	bad(&pt_tool_atomic_lat, "--write_with_imm", "not available");
+	bad(&pt_tool_send_bw, "--send_with_imm=1", "send_with_imm");
+	r = ok(&pt_tool_send_lat, "--send_with_imm");
+	assert_true(r->p.traffic.with_imm);
+	r = ok(&pt_tool_write_lat, "--write_with_imm");
+	assert_true(r->p.traffic.with_imm);
+	r = ok(&pt_tool_send_bw, "");
+	assert_false(r->p.traffic.with_imm);
+	assert_false(r->p.traffic.use_srq);
+	/* --use-srq: SEND tools only; the SRQ depth covers every QP */
+	r = ok(&pt_tool_send_bw, "--use-srq -c UD -q 2");
+	assert_true(r->p.traffic.use_srq);
+	r = ok(&pt_tool_send_lat, "--use-srq");
+	assert_true(r->p.traffic.use_srq);
+	bad(&pt_tool_write_bw, "--use-srq", "option --use-srq is not available in ib_write_bw");
+	bad(&pt_tool_read_lat, "--use-srq", "not available");
+	bad(&pt_tool_send_bw, "--use-srq -q 4 -r 2", "must be at least the number of QPs");
+	bad(&pt_tool_send_bw, "--use-srq -R", "--use-srq with -R");
 
 	r = ok(&pt_tool_atomic_bw, "-s 8 -A CMP_AND_SWAP -o 4");
 	assert_int_equal(r->p.traffic.atomic_type, PT_ATOMIC_CMP_AND_SWAP);

@@ -96,6 +96,15 @@ static const struct neg_case neg_cases[] = {
 	{ &pt_tool_read_lat, { NULL }, { 0, 0, READ_, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
 	{ &pt_tool_atomic_bw, { NULL }, { 0, 0, ATOM_, 1, 1, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
 	{ &pt_tool_atomic_lat, { NULL }, { 0, 0, ATOM_, 0, 1, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	/* 6.29's opcodes with immediate data: the verb, and the write flag */
+	{ &pt_tool_send_bw, { "--send_with_imm" },
+	  { 0, 0, PT_NEG_SEND_IMM, 1, 0, 0, 1, 65536, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_send_lat, { "--send_with_imm" },
+	  { 0, 0, PT_NEG_SEND_IMM, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
+	{ &pt_tool_write_bw, { "--write_with_imm" },
+	  { 0, 0, PT_NEG_WRITE_IMM, 1, 0, 0, 1, 65536, 5000, 0, 1, 5, 0, 1, 0, 0, 0 } },
+	{ &pt_tool_write_lat, { "--write_with_imm" },
+	  { 0, 0, PT_NEG_WRITE_IMM, 0, 0, 0, 1, 2, 1000, 0, 1, 5, 0, 1, 0, 0, 0 } },
 	{ &pt_tool_atomic_lat, { "-A", "CMP_AND_SWAP" },
 	  { 0, 0, ATOM_, 0, 0, 0, 1, 8, 1000, 0, 1, 5, 0, 0, 0, 0, 0 } },
 	/* -a: method 1, the largest size of the sweep */
