@@ -212,6 +212,7 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	case PT_OPT_NEW_POST_SEND: t->use_old_post_send = false; return 0;
 	case PT_OPT_CONNECTIONLESS: p->mcast.connectionless = true; return 0;
 	case PT_OPT_USE_SRQ: t->use_srq = true; return 0;
+	case PT_OPT_NO_DYN_POLL: t->no_dynamic_poll = true; return 0;
 	case PT_OPT_SEND_IMM:
 	case PT_OPT_WRITE_IMM: t->with_imm = true; return 0;
 	case PT_OPT_ATOMIC_TYPE:
@@ -326,6 +327,8 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	}
 	case PT_OPT_WAIT_DESTROY:
 		return get_int(err, name, arg, 0, 86400, &t->wait_destroy);
+	case PT_OPT_CQE_POLL: /* 6.29's range (docs/option-parity.md) */
+		return get_int(err, name, arg, 1, 65535, &t->cqe_poll);
 	case PT_OPT_ANNOUNCE_VERSION:
 		return get_version(err, name, arg, p->oob.fake_version);
 	case PT_OPT_HELP:

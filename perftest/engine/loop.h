@@ -34,6 +34,8 @@ struct pt_loop_opts {
 	bool lat;                   /* a latency tool: one buffer address, no BW counts */
 	enum ibv_wr_opcode opcode;  /* the tool's verb, as the old post API's opcode */
 	bool imm;                   /* --send_with_imm/--write_with_imm: receives must carry it */
+	unsigned poll_batch;        /* BW: CQ poll batch; the start when poll_dynamic */
+	bool poll_dynamic;          /* BW: the batch follows the load (docs/option-parity.md) */
 };
 
 /* --run_infinitely: called every period with the messages of that period. */
@@ -63,6 +65,12 @@ int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
 int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc);
 
 /* run_bw.c -------------------------------------------------------------------- */
+/* Dynamic polling's bounds: 6.2x's adaptive batch (--cqe_poll fixes it). */
+#define PT_POLL_BATCH_MIN 16u
+#define PT_POLL_BATCH_MAX 1024u
+/* The next poll batch after a poll of cur returned got: doubled when the
+ * poll filled it, halved when it came back less than half full. */
+unsigned pt_poll_batch_next(unsigned cur, int got, bool dynamic);
 struct pt_bw_meas {
 	uint64_t msgs;              /* completed messages over all QPs */
 	uint64_t lost;              /* UD receiver: messages that never arrived */

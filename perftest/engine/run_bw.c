@@ -20,7 +20,51 @@
 #include "perftest/report/bw_peak.h"
 #include "plugin/hooks/hooks.h"
 
-#define POLL_BATCH 16
+/* The poll batches, send [0] and receive [1]: grown to the largest batch
+ * asked, kept for the process (one run at a time). */
+static struct batch {
+	struct ibv_wc *wc;
+	uint64_t *hw;
+	unsigned cap, n;
+} batches[2];
+
+unsigned pt_poll_batch_next(unsigned cur, int got, bool dynamic)
+{
+	if (!dynamic || got < 0)
+		return cur;
+	if ((unsigned)got == cur && cur < PT_POLL_BATCH_MAX)
+		return cur * 2 > PT_POLL_BATCH_MAX ? PT_POLL_BATCH_MAX : cur * 2;
+	if ((unsigned)got < cur / 2 && cur > PT_POLL_BATCH_MIN)
+		return cur / 2 < PT_POLL_BATCH_MIN ? PT_POLL_BATCH_MIN : cur / 2;
+	return cur;
+}
+
+/* Both batches at the run's start size, with room for the largest. */
+static int batches_reset(const struct pt_loop *l)
+{
+	unsigned start = l->opt.poll_batch ? l->opt.poll_batch : PT_POLL_BATCH_MIN;
+	unsigned need = l->opt.poll_dynamic && start < PT_POLL_BATCH_MAX ? PT_POLL_BATCH_MAX : start;
+
+	for (int i = 0; i < 2; i++) {
+		struct batch *b = &batches[i];
+
+		if (b->cap < need) {
+			struct ibv_wc *wc = realloc(b->wc, need * sizeof(*wc));
+			uint64_t *hw = wc ? realloc(b->hw, need * sizeof(*hw)) : NULL;
+
+			if (wc)
+				b->wc = wc;
+			if (!hw) {
+				fprintf(stderr, " Couldn't allocate a poll batch of %u completions\n", need);
+				return -1;
+			}
+			b->hw = hw;
+			b->cap = need;
+		}
+		b->n = start;
+	}
+	return 0;
+}
 
 /* Where a run is in time: before, inside or after the measured window.
  * --run_infinitely has no end and prints a row every period instead. */
@@ -230,9 +274,12 @@ static int wc_failed(const struct pt_loop *l, const struct ibv_wc *wc, bool recv
 static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w,
 		     uint64_t *done_total)
 {
-	struct ibv_wc wc[POLL_BATCH];
-	uint64_t hw[POLL_BATCH], now;   /* NIC CQE times, with hardware timestamps */
-	int n = pt_poll_cq(l->res, false, POLL_BATCH, wc, hw);
+	struct batch *b = &batches[0];
+	struct ibv_wc *wc = b->wc;
+	uint64_t *hw = b->hw, now;      /* NIC CQE times, with hardware timestamps */
+	int n = pt_poll_cq(l->res, false, (int)b->n, wc, hw);
+
+	b->n = pt_poll_batch_next(b->n, n, l->opt.poll_dynamic);
 
 	if (n < 0) {
 		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the send CQ failed");
@@ -266,12 +313,13 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 
 static bool sender_done(const struct pt_loop *l, const struct window *w, uint64_t now);
 
-static void reset_counters(const struct pt_loop *l)
+static int reset_counters(const struct pt_loop *l)
 {
 	for (int i = 0; i < l->res->num_qps; i++) {
 		l->res->qps[i].posted = l->res->qps[i].completed = 0;
 		l->res->qps[i].received = 0;
 	}
+	return batches_reset(l);
 }
 
 int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
@@ -283,7 +331,10 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 
 	if (meas_alloc(l, m, true))
 		return -1;
-	reset_counters(l);
+	if (reset_counters(l)) {
+		pt_bw_meas_free(m);
+		return -1;
+	}
 	window_init(&w, &l->opt, pt_now_ns());
 	for (;;) {
 		now = pt_now_ns();
@@ -317,9 +368,12 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w, uint64_t *got,
 		     uint64_t *t_first, uint64_t *t_last)
 {
-	struct ibv_wc wc[POLL_BATCH];
-	uint64_t iters = l->opt.iters, now, hw[POLL_BATCH];
-	int n = pt_poll_cq(l->res, true, POLL_BATCH, wc, hw);
+	struct batch *b = &batches[1];
+	struct ibv_wc *wc = b->wc;
+	uint64_t iters = l->opt.iters, now, *hw = b->hw;
+	int n = pt_poll_cq(l->res, true, (int)b->n, wc, hw);
+
+	b->n = pt_poll_batch_next(b->n, n, l->opt.poll_dynamic);
 
 	if (n < 0) {
 		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the receive CQ failed");
@@ -382,7 +436,10 @@ int pt_run_bw_recv(const struct pt_loop *l, struct pt_bw_meas *m)
 	int n;
 
 	meas_alloc(l, m, false);
-	reset_counters(l);
+	if (reset_counters(l)) {
+		pt_bw_meas_free(m);
+		return -1;
+	}
 	window_init(&w, &l->opt, pt_now_ns());
 	w.start_on_rx = true;
 	for (;;) {
@@ -438,7 +495,10 @@ int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m)
 	/* the peak of this side's sends; -b adds the peer's, as 6.06 does */
 	if (meas_alloc(l, m, true))
 		return -1;
-	reset_counters(l);
+	if (reset_counters(l)) {
+		pt_bw_meas_free(m);
+		return -1;
+	}
 	window_init(&w, &l->opt, pt_now_ns());
 	w.start_on_rx = !client;
 	for (;;) {

@@ -68,6 +68,7 @@ struct fake {
 	int closed, finished;       /* the peer watch's answers */
 	/* what it saw */
 	uint64_t sends, signaled, post_calls, recvs, polled, max_inflight;
+	int poll_min[2], poll_max[2];   /* the batch asked of the send [0] / recv [1] CQ */
 	uint64_t next_seq[NQP], retired[NQP];
 	int failed_qp;              /* the failed WR's QP and sequence */
 	uint64_t failed_seq;
@@ -243,6 +244,12 @@ static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	struct fake_ring *r = cq == &f->send_cq ? &f->scq : &f->rcq;
 	int k = 0;
 
+	int side = r == &f->rcq;
+
+	if (!f->poll_max[side] || n < f->poll_min[side])
+		f->poll_min[side] = n;
+	if (n > f->poll_max[side])
+		f->poll_max[side] = n;
 	if (f->silent)
 		return 0;
 	for (; k < n && r->head != r->tail; k++) {

@@ -373,6 +373,56 @@ static void test_bw_bidir(void **state)
 	fake_free(f);
 }
 
+/* --cqe_poll / --disable_dynamic_polling: a fixed batch is what every poll
+ * asks for; the dynamic batch starts at 16 and grows under load. */
+static void test_bw_poll_batch(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	struct fake *f;
+
+	(void)state;
+	f = fake_new(&l, NQP, IBV_WR_SEND, 400, false);
+	l.opt.poll_batch = 3;
+	l.opt.poll_dynamic = false;
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_int_equal(f->poll_min[0], 3);
+	assert_int_equal(f->poll_max[0], 3);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+
+	f = fake_new(&l, NQP, IBV_WR_SEND, 400, false);
+	l.opt.poll_batch = 40000;  /* above the CQ depth: still asked as given */
+	l.opt.poll_dynamic = false;
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(pt_post_recv(&l, i, (uint64_t)f->run.rx_depth), 0);
+	f->echo = true;
+	assert_int_equal(pt_run_bw_bidir(&l, &m), 0);
+	assert_int_equal(f->poll_min[0], 40000);
+	assert_int_equal(f->poll_max[1], 40000);
+	assert_int_equal(f->poll_min[1], 40000);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+
+	f = fake_new(&l, NQP, IBV_WR_SEND, 400, false);
+	l.opt.poll_batch = PT_POLL_BATCH_MIN;
+	l.opt.poll_dynamic = true;
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_int_equal(f->poll_min[0], 16);
+	assert_true(f->poll_max[0] <= (int)PT_POLL_BATCH_MAX);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+
+	/* the rule itself: full doubles, under half halves, within 16..1024 */
+	assert_int_equal(pt_poll_batch_next(16, 16, true), 32);
+	assert_int_equal(pt_poll_batch_next(1024, 1024, true), 1024);
+	assert_int_equal(pt_poll_batch_next(64, 31, true), 32);
+	assert_int_equal(pt_poll_batch_next(16, 0, true), 16);
+	assert_int_equal(pt_poll_batch_next(64, 40, true), 64);
+	assert_int_equal(pt_poll_batch_next(16, 16, false), 16);
+	assert_int_equal(pt_poll_batch_next(5, 0, false), 5);
+}
+
 /* send_lat's client: ping, wait for the send, wait for the pong; every
  * iteration stamped in order; one receive reposted per pong. */
 static void test_lat_send_pingpong(void **state)
@@ -549,6 +599,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bw_send_old_api),
+		cmocka_unit_test(test_bw_poll_batch),
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_send_wr_api),
 		cmocka_unit_test(test_bw_imm_opcodes),

@@ -412,6 +412,22 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_read_lat, "--use-srq", "not available");
 	bad(&pt_tool_send_bw, "--use-srq -q 4 -r 2", "must be at least the number of QPs");
 	bad(&pt_tool_send_bw, "--use-srq -R", "--use-srq with -R");
+	/* --cqe_poll / --disable_dynamic_polling: BW tools, 1..65535 */
+	r = ok(&pt_tool_send_bw, "");
+	assert_int_equal(r->p.traffic.cqe_poll, 0);
+	assert_false(r->p.traffic.no_dynamic_poll);
+	r = ok(&pt_tool_write_bw, "--cqe_poll 1");
+	assert_int_equal(r->p.traffic.cqe_poll, 1);
+	r = ok(&pt_tool_atomic_bw, "--cqe_poll=65535 --disable_dynamic_polling");
+	assert_int_equal(r->p.traffic.cqe_poll, 65535);
+	assert_true(r->p.traffic.no_dynamic_poll);
+	r = ok(&pt_tool_read_bw, "--disable_dynamic_polling");
+	assert_true(r->p.traffic.no_dynamic_poll);
+	bad(&pt_tool_send_bw, "--cqe_poll 0", "Invalid value '0' for --cqe_poll");
+	bad(&pt_tool_send_bw, "--cqe_poll 65536", "1..65535");
+	bad(&pt_tool_send_bw, "--cqe_poll x", "Invalid value 'x'");
+	bad(&pt_tool_send_lat, "--cqe_poll 4", "option --cqe_poll is not available in ib_send_lat");
+	bad(&pt_tool_read_lat, "--disable_dynamic_polling", "not available");
 
 	r = ok(&pt_tool_atomic_bw, "-s 8 -A CMP_AND_SWAP -o 4");
 	assert_int_equal(r->p.traffic.atomic_type, PT_ATOMIC_CMP_AND_SWAP);

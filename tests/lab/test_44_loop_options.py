@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Loop options of issue 18 (docs/option-parity.md): --cqe_poll N and
+--disable_dynamic_polling (BW tools; 6.29 only, so ours against ours).
+Checks: both exits 0 and a result row with values > 0 on both sides."""
+
+from typing import Callable
+
+import pytest
+
+from benchlib import results
+from benchlib.labctl import Lab
+
+pytestmark = pytest.mark.nodes(2)
+
+# name, tool, server build, client build, arguments (both sides)
+CELLS = [
+    ("cqe_poll/send_bw/ours-ours", "send_bw", "ours", "ours", "-n 200 --cqe_poll 1"),
+    ("cqe_poll/write_bw-b/ours-ours", "write_bw", "ours", "ours",
+     "-n 200 -b --cqe_poll 64 --disable_dynamic_polling"),
+    ("no_dyn_poll/read_bw/ours-ours", "read_bw", "ours", "ours", "-n 200 --disable_dynamic_polling"),
+]
+
+
+@pytest.fixture
+def binary(ours, upstream_bin) -> Callable[[str, str], str]:
+    def b(build: str, tool: str) -> str:
+        return ours(f"ib_{tool}") if build == "ours" else upstream_bin(f"ib_{tool}")
+    return b
+
+
+def rows_ok(text: str, lat: bool) -> bool:
+    if lat:
+        return any(r.t_min > 0 and r.t_min <= r.t_typical <= r.t_max for r in results.rows(text))
+    return any(results.positive(r.bw_avg) for r in results.rows(text))
+
+
+@pytest.mark.name("{id}")
+@pytest.mark.parametrize("cell", CELLS, ids=[c[0] for c in CELLS])
+def test_loop_options(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> None:
+    name, tool, srv, cli, args = cell
+    a = ["-d", dev, "-x", str(gid), "-F", *args.split()]
+    p = pair(name.replace("/", "-"), [binary(srv, tool), *a], [binary(cli, tool), *a])
+    ev = p.evidence(25)
+    assert p.server.rc == 0 and p.client.rc == 0, f"exit {p.server.rc}/{p.client.rc}\n{ev}"
+    for role, text in (("server", p.server.text), ("client", p.client.text)):
+        if tool.endswith("bw") and "-b" not in args.split() and role == "server" \
+                and tool != "send_bw":
+            continue  # an RDMA BW server prints no row of its own
+        assert rows_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
+    note(f"{name}: {results.rows(p.client.text)[-1]}")
