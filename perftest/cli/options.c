@@ -213,6 +213,7 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	case PT_OPT_CONNECTIONLESS: p->mcast.connectionless = true; return 0;
 	case PT_OPT_USE_SRQ: t->use_srq = true; return 0;
 	case PT_OPT_NO_DYN_POLL: t->no_dynamic_poll = true; return 0;
+	case PT_OPT_WARM_UP: t->warm_up = true; return 0;
 	case PT_OPT_SEND_IMM:
 	case PT_OPT_WRITE_IMM: t->with_imm = true; return 0;
 	case PT_OPT_ATOMIC_TYPE:

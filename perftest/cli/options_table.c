@@ -140,6 +140,8 @@ static const struct pt_optdef optdefs[] = {
 	    "Poll the CQs <n> completions at a time, 1..65535 (default: dynamic, 16..1024)"),
 	OPT(NO_DYN_POLL, 0, "disable_dynamic_polling", false, PT_OPTG_BW, NULL,
 	    "Poll the CQs 16 completions at a time instead of a batch that follows the load"),
+	OPT(WARM_UP, 0, "perform_warm_up", false, PT_OPTG_WARM_UP, NULL,
+	    "Before each measured run, an uncounted pass of -t WRs per QP (warms the caches)"),
 	/* Test only: announce STR as our version (lab tests of old/new peers). */
 	{ PT_OPT_ANNOUNCE_VERSION, 0, "announce_version", NULL, true, 0, PT_OPTF_HIDDEN,
 	  "ver", NULL },
@@ -227,7 +229,6 @@ static const struct pt_optdef optdefs[] = {
 	LATER(0, "use-null-mr", false, PT_OPTG_NULL_MR, "the null memory region"),
 	LATER(0, "data_validation", false, PT_OPTG_DATA_VALIDATION, "payload checking"),
 	LATER(0, "data_validation_debug", false, PT_OPTG_DATA_VALIDATION, "payload checking"),
-	LATER(0, "perform_warm_up", false, PT_OPTG_WARM_UP, "a warm-up pass before the timed run"),
 	LATER(0, "no_lock", false, 0, "lock-free (thread domain) resources"),
 	LATER(0, "latency_gap", true, PT_OPTG_LAT, "a gap between latency iterations"),
 	LATER(0, "reply_every", true, 0, "replies to every Nth message"),

@@ -85,6 +85,10 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m);
 int pt_run_bw_recv(const struct pt_loop *l, struct pt_bw_meas *m);
 int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m);
 void pt_bw_meas_free(struct pt_bw_meas *m);
+/* --perform_warm_up: one untimed, uncounted sender pass of tx_depth WRs per
+ * QP (whole post lists) before the run; 0, or -1 after saying why. */
+int pt_run_bw_warm_up(const struct pt_loop *l);
+uint64_t pt_warm_up_iters(const struct pt_loop *l);
 
 /* run_lat.c ------------------------------------------------------------------- */
 /* Beyond this many iterations latency samples go to a histogram (results.h)

@@ -530,3 +530,28 @@ int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m)
 	m->elapsed_ns = w.duration ? w.t_stop - w.t_sample : now - w.t_start;
 	return 0;
 }
+
+uint64_t pt_warm_up_iters(const struct pt_loop *l)
+{
+	uint64_t pl = l->opt.post_list ? l->opt.post_list : 1;
+	uint64_t n = (uint64_t)l->run->tx_depth / pl * pl;
+
+	return n ? n : pl;
+}
+
+int pt_run_bw_warm_up(const struct pt_loop *l)
+{
+	struct pt_loop w = *l;
+	struct pt_bw_meas m = { 0 };
+	int rc;
+
+	/* a plain iteration run: no window, no peak, no periodic rows */
+	w.opt.iters = pt_warm_up_iters(l);
+	w.opt.duration = w.opt.infinite = w.opt.peak = w.opt.cpu_util = false;
+	w.period_row = NULL;
+	rc = pt_run_bw_send(&w, &m);
+	pt_bw_meas_free(&m);
+	if (rc && !pt_interrupted)
+		fprintf(stderr, " The warm-up pass (--perform_warm_up) failed\n");
+	return rc;
+}

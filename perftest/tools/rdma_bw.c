@@ -34,6 +34,9 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver, bool duple
 	int rc;
 
 	pt_bw_loop_view(c, &l);
+	/* before the trace: the warm-up is neither measured nor recorded */
+	if (sender && p->traffic.warm_up && pt_run_bw_warm_up(&l))
+		return -1;
 	if (pt_trace_begin(c, sender, receiver) || (receiver && !posted && post_receives(c, &l)) ||
 	    (duplex && pt_session_barrier(c)))
 		return -1;

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Loop options of issue 18 (docs/option-parity.md): --cqe_poll N and
---disable_dynamic_polling (BW tools; 6.29 only, so ours against ours).
-Checks: both exits 0 and a result row with values > 0 on both sides."""
+--disable_dynamic_polling (BW tools; 6.29 only, so ours against ours);
+--perform_warm_up (RDMA BW tools) against Debian's 6.06 in both roles and
+ours against ours with -b. Checks: both exits 0, a result row with values
+> 0 on each side that prints one, and the client's row has -n iterations
+(a warm-up is not counted)."""
 
 from typing import Callable
 
@@ -18,6 +21,10 @@ CELLS = [
     ("cqe_poll/write_bw-b/ours-ours", "write_bw", "ours", "ours",
      "-n 200 -b --cqe_poll 64 --disable_dynamic_polling"),
     ("no_dyn_poll/read_bw/ours-ours", "read_bw", "ours", "ours", "-n 200 --disable_dynamic_polling"),
+    ("warm_up/write_bw/ours-up", "write_bw", "ours", "up", "-n 200 --perform_warm_up"),
+    ("warm_up/write_bw/up-ours", "write_bw", "up", "ours", "-n 200 --perform_warm_up"),
+    ("warm_up/read_bw-b/ours-ours", "read_bw", "ours", "ours", "-n 200 -b --perform_warm_up"),
+    ("warm_up/atomic_bw/up-ours", "atomic_bw", "up", "ours", "-n 200 --perform_warm_up"),
 ]
 
 
@@ -47,4 +54,6 @@ def test_loop_options(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tu
                 and tool != "send_bw":
             continue  # an RDMA BW server prints no row of its own
         assert rows_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
+    n = int(args.split()[args.split().index("-n") + 1])
+    assert any(r.iters == n for r in results.rows(p.client.text)), f"client: no row of {n} iterations\n{ev}"
     note(f"{name}: {results.rows(p.client.text)[-1]}")

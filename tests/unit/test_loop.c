@@ -423,6 +423,36 @@ static void test_bw_poll_batch(void **state)
 	assert_int_equal(pt_poll_batch_next(5, 0, false), 5);
 }
 
+/* --perform_warm_up: tx_depth WRs per QP, then the run counts only its own */
+static void test_bw_warm_up(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	const uint64_t iters = 200;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE, iters, false);
+
+	(void)state;
+	assert_int_equal(pt_warm_up_iters(&l), (uint64_t)f->run.tx_depth);
+	assert_int_equal(pt_run_bw_warm_up(&l), 0);
+	assert_int_equal(f->sends, (uint64_t)f->run.tx_depth * NQP);
+	for (int i = 0; i < NQP; i++) {
+		assert_int_equal(f->qps[i].completed, (uint64_t)f->run.tx_depth);
+		f->next_seq[i] = f->retired[i] = 0;  /* the run numbers its WRs from 0 again */
+	}
+	assert_int_equal(pt_run_bw_send(&l, &m), 0);
+	assert_int_equal(m.msgs, iters * NQP);
+	assert_int_equal(f->sends, (iters + (uint64_t)f->run.tx_depth) * NQP);
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(f->qps[i].completed, iters);
+	pt_bw_meas_free(&m);
+	/* whole post lists, at least one */
+	l.opt.post_list = 5;
+	assert_int_equal(pt_warm_up_iters(&l), 30);
+	f->run.tx_depth = 3;
+	assert_int_equal(pt_warm_up_iters(&l), 5);
+	fake_free(f);
+}
+
 /* send_lat's client: ping, wait for the send, wait for the pong; every
  * iteration stamped in order; one receive reposted per pong. */
 static void test_lat_send_pingpong(void **state)
@@ -600,6 +630,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bw_send_old_api),
 		cmocka_unit_test(test_bw_poll_batch),
+		cmocka_unit_test(test_bw_warm_up),
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_send_wr_api),
 		cmocka_unit_test(test_bw_imm_opcodes),

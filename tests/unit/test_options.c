@@ -412,6 +412,18 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_read_lat, "--use-srq", "not available");
 	bad(&pt_tool_send_bw, "--use-srq -q 4 -r 2", "must be at least the number of QPs");
 	bad(&pt_tool_send_bw, "--use-srq -R", "--use-srq with -R");
+	/* --perform_warm_up: RDMA BW tools */
+	r = ok(&pt_tool_write_bw, "");
+	assert_false(r->p.traffic.warm_up);
+	r = ok(&pt_tool_write_bw, "--perform_warm_up");
+	assert_true(r->p.traffic.warm_up);
+	r = ok(&pt_tool_read_bw, "--perform_warm_up -b");
+	assert_true(r->p.traffic.warm_up);
+	r = ok(&pt_tool_atomic_bw, "--perform_warm_up");
+	assert_true(r->p.traffic.warm_up);
+	bad(&pt_tool_send_bw, "--perform_warm_up", "option --perform_warm_up is not available in ib_send_bw");
+	bad(&pt_tool_write_lat, "--perform_warm_up", "not available");
+	bad(&pt_tool_write_bw, "--perform_warm_up --write_with_imm", "not implemented yet");
 	/* --cqe_poll / --disable_dynamic_polling: BW tools, 1..65535 */
 	r = ok(&pt_tool_send_bw, "");
 	assert_int_equal(r->p.traffic.cqe_poll, 0);
