@@ -328,6 +328,8 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	}
 	case PT_OPT_WAIT_DESTROY:
 		return get_int(err, name, arg, 0, 86400, &t->wait_destroy);
+	case PT_OPT_RECV_POST_LIST:
+		return get_int(err, name, arg, 1, 65536, &t->recv_post_list);
 	case PT_OPT_CQE_POLL: /* 6.29's range (docs/option-parity.md) */
 		return get_int(err, name, arg, 1, 65535, &t->cqe_poll);
 	case PT_OPT_ANNOUNCE_VERSION:

@@ -154,6 +154,14 @@ static int check_depths(struct pt_params *p, FILE *err)
 	}
 	if (p->tool->verb == PT_VERB_SEND && t->test_method == PT_METHOD_REGULAR && (t->rx_depth & 1))
 		t->rx_depth++;
+	/* upstream refuses a partial last list too (docs/option-parity.md) */
+	if (t->recv_post_list > 1 && t->iters % (uint64_t)t->recv_post_list)
+		return perr(err, " Number of iterations (%llu) must be a multiple of --recv_post_list (%d)\n",
+			    (unsigned long long)t->iters, t->recv_post_list);
+	/* a list is reposted once all its WRs are consumed: the queue must hold one */
+	if (t->recv_post_list > t->rx_depth)
+		return perr(err, " --recv_post_list (%d) must not exceed the receive depth (-r %d)\n",
+			    t->recv_post_list, t->rx_depth);
 	/* the SRQ's rx_depth entries are shared: each QP pre-posts its part */
 	if (t->use_srq && t->rx_depth < p->conn.num_qps)
 		return perr(err, " --use-srq: the SRQ depth (-r %d) must be at least the number of"

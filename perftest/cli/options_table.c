@@ -142,6 +142,8 @@ static const struct pt_optdef optdefs[] = {
 	    "Poll the CQs 16 completions at a time instead of a batch that follows the load"),
 	OPT(WARM_UP, 0, "perform_warm_up", false, PT_OPTG_WARM_UP, NULL,
 	    "Before each measured run, an uncounted pass of -t WRs per QP (warms the caches)"),
+	OPT(RECV_POST_LIST, 0, "recv_post_list", true, PT_OPTG_SEND_VERB, "n",
+	    "Post receives in lists of <n> WRs per call, reposting once <n> are consumed (<= -r)"),
 	/* Test only: announce STR as our version (lab tests of old/new peers). */
 	{ PT_OPT_ANNOUNCE_VERSION, 0, "announce_version", NULL, true, 0, PT_OPTF_HIDDEN,
 	  "ver", NULL },
@@ -225,7 +227,6 @@ static const struct pt_optdef optdefs[] = {
 	LATER('W', "report-counters", true, 0, "sysfs port counter deltas"),
 	LATER(0, "force-link", true, 0, "forcing the link type"),
 	LATER(0, "dlid", true, 0, "a remote LID override"),
-	LATER(0, "recv_post_list", true, PT_OPTG_SEND_VERB, "posting receives in lists"),
 	LATER(0, "use-null-mr", false, PT_OPTG_NULL_MR, "the null memory region"),
 	LATER(0, "data_validation", false, PT_OPTG_DATA_VALIDATION, "payload checking"),
 	LATER(0, "data_validation_debug", false, PT_OPTG_DATA_VALIDATION, "payload checking"),

@@ -162,6 +162,7 @@ struct pt_traffic_params {
 	bool with_imm;                   /* --send_with_imm / --write_with_imm: imm data 0 */
 	bool use_srq;                    /* --use-srq: one SRQ of rx_depth for all QPs */
 	int cqe_poll;                    /* --cqe_poll: a fixed CQ poll batch; 0 = not given */
+	int recv_post_list;              /* --recv_post_list: receive WRs per post, 1 */
 	bool warm_up;                    /* --perform_warm_up: RDMA BW senders */
 	bool no_dynamic_poll;            /* --disable_dynamic_polling: fixed batch of 16 */
 };

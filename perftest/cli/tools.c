@@ -119,6 +119,7 @@ void pt_params_defaults(const struct pt_tool *tool, struct pt_params *p)
 	p->traffic.rx_depth = tool->verb == PT_VERB_SEND ? 512 : 1;
 	p->traffic.cq_mod = 100;
 	p->traffic.post_list = 1;
+	p->traffic.recv_post_list = 1;
 	p->traffic.inline_size = -1;
 	p->traffic.atomic_type = PT_ATOMIC_FETCH_AND_ADD;
 

@@ -34,6 +34,7 @@ struct pt_loop_opts {
 	bool lat;                   /* a latency tool: one buffer address, no BW counts */
 	enum ibv_wr_opcode opcode;  /* the tool's verb, as the old post API's opcode */
 	bool imm;                   /* --send_with_imm/--write_with_imm: receives must carry it */
+	unsigned recv_post_list;    /* receive WRs per ibv_post_recv (--recv_post_list) */
 	unsigned poll_batch;        /* BW: CQ poll batch; the start when poll_dynamic */
 	bool poll_dynamic;          /* BW: the batch follows the load (docs/option-parity.md) */
 };
@@ -58,6 +59,9 @@ struct pt_loop {
 /* post.c ---------------------------------------------------------------------- */
 /* Post n receives on QP i (UD adds the GRH room). */
 int pt_post_recv(const struct pt_loop *l, int i, uint64_t n);
+/* A receive of QP i was consumed: repost it, with --recv_post_list N only
+ * once N are owed (or the run's last few); unlimited: no -n bound (-D). */
+int pt_recv_repost(const struct pt_loop *l, int i, bool unlimited);
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
 /* With l->opt.imm a receive completion must carry immediate data: 0, or -1

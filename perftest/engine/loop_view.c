@@ -29,6 +29,7 @@ void pt_loop_view(struct pt_ctx *c, struct pt_loop *l)
 		.lat = p->tool->kind == PT_KIND_LAT,
 		.opcode = pt_wr_opcode(c),
 		.imm = p->traffic.with_imm,
+		.recv_post_list = (unsigned)p->traffic.recv_post_list,
 		/* --cqe_poll fixes the batch, as does --disable_dynamic_polling */
 		.poll_batch = p->traffic.cqe_poll ? (unsigned)p->traffic.cqe_poll : PT_POLL_BATCH_MIN,
 		.poll_dynamic = !p->traffic.cqe_poll && !p->traffic.no_dynamic_poll,

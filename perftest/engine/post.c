@@ -4,6 +4,7 @@
 #define PT_LOOP_VIEW_ONLY
 #include <endian.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "loop.h"
 #include "plugin/hooks/hooks.h"
@@ -24,39 +25,94 @@ static size_t cycle_offset(const struct pt_loop *l, uint64_t k)
 	return (size_t)((k % (cycle / step)) * step);
 }
 
-int pt_post_recv(const struct pt_loop *l, int i, uint64_t n)
+/* Post c receives on QP i as one chain (one ibv_post_recv call). */
+static int post_recv_chain(const struct pt_loop *l, int i, unsigned c, struct ibv_recv_wr *wr,
+			   struct ibv_sge *sge)
 {
 	struct pt_qp *q = &l->res->qps[i];
 	bool ud = l->opt.ud;
 	/* UD: the 40-byte GRH lands first; keep the payload cache-line aligned. */
 	size_t base = ud ? (size_t)l->run->cache_line - PT_UD_GRH : 0;
+	struct ibv_recv_wr *bad = NULL;
+	int rc;
 
-	for (uint64_t j = 0; j < n; j++) {
-		uint64_t k = q->recv_posted;
-		struct ibv_sge sge = {
+	for (unsigned j = 0; j < c; j++) {
+		uint64_t k = q->recv_posted + j;
+
+		sge[j] = (struct ibv_sge){
 			.addr = (uintptr_t)(q->recv_buf + base + (ud ? 0 : cycle_offset(l, k))),
 			.length = (uint32_t)(l->run->size + (ud ? PT_UD_GRH : 0)),
 			.lkey = l->res->mr->lkey,
 		};
-		struct ibv_recv_wr wr = {
-			.wr_id = pt_wrid(i, k),
-			.sg_list = &sge,
-			.num_sge = 1,
-		}, *bad;
-		/* with an SRQ, wr_id still names QP i: its share of the receives */
-		int rc = l->res->srq ? ibv_post_srq_recv(l->res->srq, &wr, &bad) :
-				       ibv_post_recv(q->qp, &wr, &bad);
-
-		if (rc) {
-			fprintf(stderr, " Couldn't post receive %llu on QP %d: %s\n",
-				(unsigned long long)k, i, strerror(rc));
-			return -1;
-		}
-		pt_hook_post((uint32_t)i, k, 1, PT_PLUGIN_OP_RECV, wr.wr_id, 1, sge.length, 0, 0,
-			     PT_HOOK_NOW);
+		wr[j] = (struct ibv_recv_wr){
+			.wr_id = pt_wrid(i, k), .sg_list = &sge[j], .num_sge = 1,
+			.next = j + 1 < c ? &wr[j + 1] : NULL,
+		};
+	}
+	/* with an SRQ, wr_id still names QP i: its share of the receives */
+	rc = l->res->srq ? ibv_post_srq_recv(l->res->srq, wr, &bad) : ibv_post_recv(q->qp, wr, &bad);
+	if (rc) {
+		fprintf(stderr, " Couldn't post receive %llu on QP %d: %s\n",
+			(unsigned long long)(bad ? pt_wrid_index(bad->wr_id) : q->recv_posted), i,
+			strerror(rc));
+		return -1;
+	}
+	for (unsigned j = 0; j < c; j++) {
+		pt_hook_post((uint32_t)i, q->recv_posted, 1, PT_PLUGIN_OP_RECV, wr[j].wr_id, 1,
+			     sge[j].length, 0, 0, PT_HOOK_NOW);
 		q->recv_posted++;
 	}
 	return 0;
+}
+
+int pt_post_recv(const struct pt_loop *l, int i, uint64_t n)
+{
+	unsigned list = l->opt.recv_post_list > 1 ? l->opt.recv_post_list : 1;
+	struct ibv_recv_wr one_wr, *wr = &one_wr;
+	struct ibv_sge one_sge, *sge = &one_sge;
+	int rc = 0;
+
+	if (l->res->qps[i].recv_posted == 0)
+		l->res->qps[i].recv_owed = 0;  /* a run's first receives */
+	if (list > 1 && n > 1) {
+		wr = calloc(list, sizeof(*wr));
+		sge = calloc(list, sizeof(*sge));
+		if (!wr || !sge) {
+			fprintf(stderr, " Couldn't allocate a receive list of %u\n", list);
+			rc = -1;
+		}
+	} else {
+		list = 1;
+	}
+	/* --recv_post_list: whole lists of N WRs per call, the rest last */
+	while (!rc && n) {
+		unsigned c = n < list ? (unsigned)n : list;
+
+		rc = post_recv_chain(l, i, c, wr, sge);
+		n -= c;
+	}
+	if (wr != &one_wr) {
+		free(wr);
+		free(sge);
+	}
+	return rc;
+}
+
+int pt_recv_repost(const struct pt_loop *l, int i, bool unlimited)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	uint64_t list = l->opt.recv_post_list > 1 ? l->opt.recv_post_list : 1;
+	uint64_t left = unlimited ? UINT64_MAX : l->opt.iters - q->recv_posted;
+	uint64_t n;
+
+	if (!unlimited && q->recv_posted >= l->opt.iters)
+		return 0;
+	q->recv_owed++;
+	if (q->recv_owed < (list < left ? list : left))
+		return 0;
+	n = q->recv_owed < left ? q->recv_owed : left;
+	q->recv_owed = 0;
+	return pt_post_recv(l, i, n);
 }
 
 /* WR k of a run is signaled every cq_mod-th and at the last one, so a

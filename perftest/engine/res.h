@@ -27,6 +27,7 @@ struct pt_qp {
 	/* per run */
 	uint64_t posted, completed;
 	uint64_t recv_posted, received;
+	uint64_t recv_owed;         /* consumed, not yet reposted (--recv_post_list) */
 };
 
 /* This run's shape, settled with the peer: what the loops size by. */

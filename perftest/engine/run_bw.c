@@ -370,7 +370,7 @@ static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 {
 	struct batch *b = &batches[1];
 	struct ibv_wc *wc = b->wc;
-	uint64_t iters = l->opt.iters, now, *hw = b->hw;
+	uint64_t now, *hw = b->hw;
 	int n = pt_poll_cq(l->res, true, (int)b->n, wc, hw);
 
 	b->n = pt_poll_batch_next(b->n, n, l->opt.poll_dynamic);
@@ -403,7 +403,7 @@ static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 		(*got)++;
 		if (in_sample(w, now))
 			m->msgs++;
-		if ((w->duration || l->res->qps[i].recv_posted < iters) && pt_post_recv(l, i, 1))
+		if (pt_recv_repost(l, i, w->duration))
 			return -1;
 	}
 	PT_TEST_STOP(PT_STAGE_RUN);

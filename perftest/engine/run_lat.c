@@ -257,7 +257,7 @@ static int recv_one(struct lat_run *r, const char *side)
 	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(l->res, &hw_ns, 0));
 	if (pt_check_imm(l, &wc))
 		return -1;
-	if ((r->duration || l->res->qps[0].recv_posted < l->opt.iters) && pt_post_recv(l, 0, 1))
+	if (pt_recv_repost(l, 0, r->duration))
 		return -1;
 	return 1;
 }

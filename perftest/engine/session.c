@@ -287,6 +287,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.wr_api = !t->use_old_post_send,
 		.tx_depth = sender ? c->run.tx_depth : -1,
 		.post_list = t->post_list,
+		.recv_post_list = t->recv_post_list,  /* " Recv Post List : N" when > 1 */
 		.rx_depth = receiver && pt_recv_verb(p) ? c->run.rx_depth : -1,
 		.cq_mod = bw ? c->run.cq_mod : -1,
 		.mtu = pt_mtu_bytes(c->run.mtu),

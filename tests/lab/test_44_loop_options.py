@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Loop options of issue 18 (docs/option-parity.md): --cqe_poll N and
 --disable_dynamic_polling (BW tools; 6.29 only, so ours against ours);
---perform_warm_up (RDMA BW tools) against Debian's 6.06 in both roles and
+--perform_warm_up (RDMA BW tools) and --recv_post_list (send_bw; send_lat
+ours against ours: 6.06's send_lat lacks it) against Debian's 6.06 in both roles and
 ours against ours with -b. Checks: both exits 0, a result row with values
 > 0 on each side that prints one, and the client's row has -n iterations
 (a warm-up is not counted)."""
@@ -25,6 +26,9 @@ CELLS = [
     ("warm_up/write_bw/up-ours", "write_bw", "up", "ours", "-n 200 --perform_warm_up"),
     ("warm_up/read_bw-b/ours-ours", "read_bw", "ours", "ours", "-n 200 -b --perform_warm_up"),
     ("warm_up/atomic_bw/up-ours", "atomic_bw", "up", "ours", "-n 200 --perform_warm_up"),
+    ("recv_post_list/send_bw/ours-up", "send_bw", "ours", "up", "-n 304 --recv_post_list 8"),
+    ("recv_post_list/send_bw/up-ours", "send_bw", "up", "ours", "-n 304 --recv_post_list 8"),
+    ("recv_post_list/send_lat/ours-ours", "send_lat", "ours", "ours", "-n 100 --recv_post_list 4"),
 ]
 
 

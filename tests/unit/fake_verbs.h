@@ -68,7 +68,9 @@ struct fake {
 	int closed, finished;       /* the peer watch's answers */
 	/* what it saw */
 	uint64_t sends, signaled, post_calls, recvs, polled, max_inflight;
-	int poll_min[2], poll_max[2];   /* the batch asked of the send [0] / recv [1] CQ */
+	int poll_min[2], poll_max[2];
+	uint64_t recv_calls;            /* ibv_post_recv / srq calls, and their chains */
+	int chain_min, chain_max;   /* the batch asked of the send [0] / recv [1] CQ */
 	uint64_t next_seq[NQP], retired[NQP];
 	int failed_qp;              /* the failed WR's QP and sequence */
 	uint64_t failed_seq;
@@ -202,7 +204,16 @@ static inline int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	size_t grh = cur_loop->opt.ud ? PT_UD_GRH : 0;
 	uint64_t base = (uint64_t)(uintptr_t)f->qps[i].recv_buf;
 
+	int chain = 0;
+
 	(void)bad;
+	for (struct ibv_recv_wr *w = wr; w; w = w->next)
+		chain++;
+	f->recv_calls++;
+	if (!f->chain_min || chain < f->chain_min)
+		f->chain_min = chain;
+	if (chain > f->chain_max)
+		f->chain_max = chain;
 	for (; wr; wr = wr->next) {
 		assert_int_equal(pt_wrid_qp(wr->wr_id), i);
 		assert_int_equal(wr->sg_list[0].length, f->run.size + grh);
@@ -233,8 +244,7 @@ static inline int fake_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr
 	assert_ptr_equal(srq, &f->srq);
 	for (struct ibv_recv_wr *w = wr; w; w = w->next)
 		f->srq_recvs++;
-	/* one WR at a time, as pt_post_recv posts them */
-	assert_null(wr->next);
+	/* a chain (--recv_post_list) is one QP's share */
 	return fake_post_recv(&f->qp[pt_wrid_qp(wr->wr_id)], wr, bad);
 }
 

@@ -145,6 +145,37 @@ static void test_bw_recv_imm(void **state)
 	}
 }
 
+/* --recv_post_list: receives go in chains of N, reposted once N are
+ * consumed, the run's last few as a shorter chain; with an SRQ too. */
+static void test_bw_recv_post_list(void **state)
+{
+	for (int srq = 0; srq < 2; srq++) {
+		struct pt_loop l;
+		struct pt_bw_meas m;
+		const uint64_t iters = 302;   /* 64 pre-posted, then 59 lists of 4 and 2 */
+		struct fake *f = fake_new(&l, NQP, IBV_WR_SEND, iters, false);
+
+		(void)state;
+		if (srq)
+			f->res.srq = &f->srq;
+		l.opt.recv_post_list = 4;
+		f->arrive = true;
+		for (int i = 0; i < NQP; i++)
+			assert_int_equal(pt_post_recv(&l, i, (uint64_t)f->run.rx_depth), 0);
+		assert_int_equal(f->recv_calls, 16 * NQP);
+		assert_int_equal(pt_run_bw_recv(&l, &m), 0);
+		assert_int_equal(m.msgs, iters * NQP);
+		assert_int_equal(f->recvs, iters * NQP);
+		assert_int_equal(f->recv_calls, (16 + 59 + 1) * NQP);
+		assert_int_equal(f->chain_max, 4);
+		assert_int_equal(f->chain_min, 2);
+		for (int i = 0; i < NQP; i++)
+			assert_int_equal(f->qps[i].recv_posted, iters);
+		pt_bw_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* --use-srq: every receive goes to the SRQ (none to a QP), RC and UD
  * (GRH room kept), and the receiver counts them all. */
 static void test_bw_recv_srq(void **state)
@@ -631,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_bw_send_old_api),
 		cmocka_unit_test(test_bw_poll_batch),
 		cmocka_unit_test(test_bw_warm_up),
+		cmocka_unit_test(test_bw_recv_post_list),
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_send_wr_api),
 		cmocka_unit_test(test_bw_imm_opcodes),

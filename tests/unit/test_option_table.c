@@ -87,7 +87,7 @@ static void test_refused_options(void **state)
 		{ "--ethertype=0x800", "ib_send_bw", "not supported by this build: raw Ethernet" },
 		{ "--aes_xts", "ib_write_bw", "not supported by this build: AES-XTS" },
 		{ "--log_dci_streams=2", "ib_write_bw", "not supported by this build: the DC transport" },
-		{ "--recv_post_list=2", "ib_send_bw", "not implemented yet: posting receives in lists" },
+		{ "--recv_post_list=2", "ib_write_bw", "--recv_post_list is not available in ib_write_bw" },
 		{ "--use-srq", "ib_write_bw", "--use-srq is not available in ib_write_bw" },
 		{ "--write_with_imm", "ib_send_bw", "not available in ib_send_bw" },
 		{ "--latency_gap=5", "ib_send_bw", "not available in ib_send_bw" },

@@ -412,6 +412,21 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_read_lat, "--use-srq", "not available");
 	bad(&pt_tool_send_bw, "--use-srq -q 4 -r 2", "must be at least the number of QPs");
 	bad(&pt_tool_send_bw, "--use-srq -R", "--use-srq with -R");
+	/* --recv_post_list: SEND tools, at most -r */
+	r = ok(&pt_tool_send_bw, "");
+	assert_int_equal(r->p.traffic.recv_post_list, 1);
+	r = ok(&pt_tool_send_bw, "--recv_post_list 8");
+	assert_int_equal(r->p.traffic.recv_post_list, 8);
+	r = ok(&pt_tool_send_lat, "--recv_post_list=2 -r 4");
+	assert_int_equal(r->p.traffic.recv_post_list, 2);
+	bad(&pt_tool_send_bw, "--recv_post_list 0", "Invalid value '0' for --recv_post_list");
+	bad(&pt_tool_send_bw, "--recv_post_list 1024 -n 2048", "must not exceed the receive depth (-r 512)");
+	bad(&pt_tool_send_bw, "--recv_post_list 16 -r 8 -n 1600", "must not exceed");
+	bad(&pt_tool_send_bw, "--recv_post_list 8 -n 300", "must be a multiple of --recv_post_list");
+	r = ok(&pt_tool_send_bw, "--recv_post_list 8 -D 2");
+	assert_int_equal(r->p.traffic.recv_post_list, 8);
+	bad(&pt_tool_write_bw, "--recv_post_list 2", "option --recv_post_list is not available in ib_write_bw");
+	bad(&pt_tool_read_lat, "--recv_post_list 2", "not available");
 	/* --perform_warm_up: RDMA BW tools */
 	r = ok(&pt_tool_write_bw, "");
 	assert_false(r->p.traffic.warm_up);
