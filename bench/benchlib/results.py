@@ -94,6 +94,14 @@ def positive(x: float) -> bool:
     return not math.isnan(x) and x > 0
 
 
+def row_ok(text: str, lat: bool) -> bool:
+    """A plausible result row: latency t_min > 0 and t_min <= t_typical <=
+    t_max; bandwidth an average BW > 0."""
+    if lat:
+        return any(r.t_min > 0 and r.t_min <= r.t_typical <= r.t_max for r in rows(text))
+    return any(positive(r.bw_avg) for r in rows(text))
+
+
 def read_json(path: Union[str, Path]) -> dict[str, Any]:
     """An --out_json document (a JSON object); ValueError if it is not one."""
     doc = json.loads(Path(path).read_text(errors="replace"))

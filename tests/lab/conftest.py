@@ -12,6 +12,7 @@ Fixtures:
   note       note(text): a line printed under the test's PASS line
   ours / upstream_bin   tool paths: upstream_bin(tool) skips with the
              reason when Debian's 6.06 is absent
+  binary     binary("ours"|"up", "send_bw"): either of the two
 Helpers: need(reason) skips when a capability probe (benchlib.caps) gave a
 reason.
 
@@ -222,6 +223,16 @@ def upstream_bin() -> Callable[[str], str]:
         need(caps.upstream(UPSTREAM, tool))
         return str(Path(UPSTREAM) / tool)
     return path
+
+
+@pytest.fixture
+def binary(ours: Callable[[str], str],
+           upstream_bin: Callable[[str], str]) -> Callable[[str, str], str]:
+    """binary(build, tool): "ours" -> our ib_TOOL, else Debian's 6.06
+    (skipping when it is absent); tool without "ib_" (send_bw)."""
+    def b(build: str, tool: str) -> str:
+        return ours(f"ib_{tool}") if build == "ours" else upstream_bin(f"ib_{tool}")
+    return b
 
 
 @pytest.fixture

@@ -182,13 +182,6 @@ CELLS: list[tuple[str, str, str, str, str, Check, str]] = [
 ]
 
 
-@pytest.fixture
-def binary(ours, upstream_bin) -> Callable[[str, str], str]:
-    def b(build: str, tool: str) -> str:
-        return ours(f"ib_{tool}") if build == "ours" else upstream_bin(f"ib_{tool}")
-    return b
-
-
 @pytest.mark.name("{id}")
 @pytest.mark.parametrize("cell", CELLS, ids=[c[0] for c in CELLS])
 def test_cell(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> None:

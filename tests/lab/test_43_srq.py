@@ -6,7 +6,6 @@ hits (users-asks: receive completion errors); ours against ours for -q 2
 and UD. Checks: both exits 0, rows on both sides, and "Using SRQ : ON" in
 each side's header."""
 
-from typing import Callable
 
 import pytest
 
@@ -31,19 +30,6 @@ CELLS = [
 ]
 
 
-@pytest.fixture
-def binary(ours, upstream_bin) -> Callable[[str, str], str]:
-    def b(build: str, tool: str) -> str:
-        return ours(f"ib_{tool}") if build == "ours" else upstream_bin(f"ib_{tool}")
-    return b
-
-
-def rows_ok(text: str, lat: bool) -> bool:
-    if lat:
-        return any(r.t_min > 0 and r.t_min <= r.t_typical <= r.t_max for r in results.rows(text))
-    return any(results.positive(r.bw_avg) for r in results.rows(text))
-
-
 @pytest.mark.name("{id}")
 @pytest.mark.parametrize("cell", CELLS, ids=[c[0] for c in CELLS])
 def test_srq(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> None:
@@ -54,5 +40,5 @@ def test_srq(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> N
     assert p.server.rc == 0 and p.client.rc == 0, f"exit {p.server.rc}/{p.client.rc}\n{ev}"
     for role, text in (("server", p.server.text), ("client", p.client.text)):
         assert SRQ_ON in text, f"{role}: no '{SRQ_ON}'\n{ev}"
-        assert rows_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
+        assert results.row_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
     note(f"{name}: {results.rows(p.client.text)[-1]}")

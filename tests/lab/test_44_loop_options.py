@@ -7,7 +7,6 @@ ours against ours with -b. Checks: both exits 0, a result row with values
 > 0 on each side that prints one, and the client's row has -n iterations
 (a warm-up is not counted)."""
 
-from typing import Callable
 
 import pytest
 
@@ -32,19 +31,6 @@ CELLS = [
 ]
 
 
-@pytest.fixture
-def binary(ours, upstream_bin) -> Callable[[str, str], str]:
-    def b(build: str, tool: str) -> str:
-        return ours(f"ib_{tool}") if build == "ours" else upstream_bin(f"ib_{tool}")
-    return b
-
-
-def rows_ok(text: str, lat: bool) -> bool:
-    if lat:
-        return any(r.t_min > 0 and r.t_min <= r.t_typical <= r.t_max for r in results.rows(text))
-    return any(results.positive(r.bw_avg) for r in results.rows(text))
-
-
 @pytest.mark.name("{id}")
 @pytest.mark.parametrize("cell", CELLS, ids=[c[0] for c in CELLS])
 def test_loop_options(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> None:
@@ -57,7 +43,7 @@ def test_loop_options(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tu
         if tool.endswith("bw") and "-b" not in args.split() and role == "server" \
                 and tool != "send_bw":
             continue  # an RDMA BW server prints no row of its own
-        assert rows_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
+        assert results.row_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
     n = int(args.split()[args.split().index("-n") + 1])
     assert any(r.iters == n for r in results.rows(p.client.text)), f"client: no row of {n} iterations\n{ev}"
     note(f"{name}: {results.rows(p.client.text)[-1]}")
