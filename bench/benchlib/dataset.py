@@ -49,6 +49,8 @@ FIELDS = [
     ("all_results", "json"), ("test_info", "json"),
     ("client_placement_detail", "json"), ("server_placement_detail", "json"),
     ("client_nic", "json"), ("server_nic", "json"),
+    # bench/mesh: the round a pair ran in and the pattern it belongs to
+    ("round", "int"), ("pattern", "str"),
 ]
 NAMES = [n for n, _ in FIELDS]
 KINDS = dict(FIELDS)
