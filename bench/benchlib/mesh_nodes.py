@@ -7,6 +7,7 @@ caller's, or one salloc makes for the mesh and releases at the end)."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import time
@@ -178,12 +179,13 @@ class SlurmNodes(Wrapping):
         else:
             if len(nodes) < 2:
                 raise LauncherError("outside an allocation give the nodes (--nodes a,b,...)")
-            argv = ["salloc", "--no-shell", "-N", str(len(nodes)), "-w", ",".join(nodes),
+            # --no-kill: a node lost mid-run fails its own pairs, not the allocation
+            argv = ["salloc", "--no-shell", "--no-kill", "-N", str(len(nodes)),
+                    "-w", ",".join(nodes),
                     "--job-name=bench-mesh", "--immediate=" + str(int(alloc_timeout))]
             if partition:
                 argv += ["-p", partition]
             d = labctl.run_command(argv, alloc_timeout + 30)
-            import re
             m = re.search(r"Granted job allocation (\d+)", d.text)
             if d.rc != 0 or not m:
                 raise LauncherError(f"salloc failed (exit {d.rc}): "

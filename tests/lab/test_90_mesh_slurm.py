@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""bench/mesh through a real Slurm in a 4-node lab (ci/lab-slurm: Debian's
+slurm-wlm and munge, slurmctld on node 1, slurmd on all): all-pairs of our
+ib_write_bw in 3 rounds (12 rows, the matrix PNG, efficiency >= 0.8, exit 0),
+strictly disjoint in 6; a node slowed by tc (netem rate on its eth0) named as
+the outlier and suspect with a non-zero exit; a node whose slurmd is stopped
+mid-run: its pairs fail with the reason, the others finish. bench/mesh runs on
+node 1 (a login node), its output in the lab's share."""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from benchlib import dataset
+from benchlib.labctl import TOP, Lab
+
+BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
+TOOL = BUILD / "perftest" / "ib_write_bw"
+NODES = "node1,node2,node3,node4"
+# -u is given so that the harness adds no -u after the tool path inside bench/mesh's argv
+ARGS = ["--", "-x", "1", "-s", "4096", "-n", "40", "-F", "-u", "20"]
+pytestmark = [pytest.mark.nodes(4), pytest.mark.timeout(900)]
+
+
+def slurm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(TOP / "ci" / "lab-slurm"), *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def cluster(lab: Lab) -> dict[str, str]:
+    """Slurm up on the lab (started once per lab boot): {SLURM_CONF: path}."""
+    if not TOOL.exists():
+        pytest.skip(f"{TOOL} not built")
+    for b in ("slurmctld", "slurmd", "munged", "srun"):
+        if subprocess.run(["sh", "-c", f"command -v {b}"], capture_output=True).returncode:
+            pytest.fail(f"{b} missing: ci/deps installs slurm-wlm and munge", pytrace=False)
+    up = slurm("up")
+    assert up.returncode == 0, f"ci/lab-slurm up failed:\n{up.stdout}\n{up.stderr}"
+    st = slurm("status")
+    idle = [l for l in st.stdout.splitlines() if " idle " in f" {l} "]
+    assert idle and "4" in idle[0].split(), f"sinfo does not show 4 idle nodes:\n{st.stdout}"
+    key, _, val = slurm("env").stdout.strip().partition("=")
+    return {key: val}
+
+
+def mesh(lab: Lab, env: dict[str, str], name: str, *extra: str,
+         timeout: float = 600) -> tuple[int, str, list[dataset.Row], Path]:
+    out = lab.share() / f"mesh-{name}-{os.getpid()}-{time.monotonic_ns()}"
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()), str(TOP / "bench" / "mesh"),
+            "--launcher", "slurm", "--nodes", NODES, f"--tool={TOOL}", "--out", str(out),
+            "--timeout", "120", *extra, *ARGS]
+    d = lab.exec(1, argv, timeout=timeout)
+    rows = dataset.load(str(out)) if (out / "dataset.jsonl").exists() else []
+    return d.rc, d.text, rows, out
+
+
+def ordered() -> set[tuple[str, str]]:
+    ns = NODES.split(",")
+    return {(c, s) for c in ns for s in ns if c != s}
+
+
+def test_all_pairs(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+    rc, text, rows, out = mesh(lab, cluster, "all")
+    assert rc == 0, text
+    assert len(rows) == 12, text
+    assert {(r["client_host"], r["server_host"]) for r in rows} == ordered(), text
+    assert {r["round"] for r in rows} == {1, 2, 3}, text
+    bad = [r["run_id"] for r in rows if r["status"] != "ok" or not r["bw_gbps"]]
+    assert not bad, f"pairs without a BW: {bad}\n{text}"
+    assert (out / "matrix.png").read_bytes()[:4] == b"\x89PNG", text
+    summary = json.loads((out / "mesh.json").read_text())
+    assert summary["efficiency"] >= 0.8, f"schedule efficiency {summary['efficiency']}\n{text}"
+    note(f"12 pairs in 3 rounds, {summary['wall_s']:.0f} s, efficiency "
+         f"{summary['efficiency']:.2f}; " + next(l for l in text.splitlines()
+                                                if l.startswith("schedule:")))
+
+
+def test_disjoint(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+    rc, text, rows, _ = mesh(lab, cluster, "disjoint", "--disjoint")
+    assert rc == 0, text
+    assert len(rows) == 12 and max(r["round"] for r in rows) == 6, text
+    for k in range(1, 7):
+        hosts = [h for r in rows if r["round"] == k for h in (r["client_host"], r["server_host"])]
+        assert len(hosts) == len(set(hosts)), f"round {k} uses a node twice: {hosts}"
+    note("12 pairs in 6 rounds, no node twice in a round")
+
+
+def test_slow_node(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+    shaped = lab.exec(3, ["tc", "qdisc", "replace", "dev", "eth0", "root", "netem",
+                          "rate", "3mbit"], timeout=60)
+    assert shaped.rc == 0, shaped.text
+    try:
+        rc, text, rows, _ = mesh(lab, cluster, "slow", "--pct-of-median", "60")
+    finally:
+        lab.exec(3, ["tc", "qdisc", "del", "dev", "eth0", "root"], timeout=60)
+    assert len(rows) == 12, text
+    assert rc == 1, f"exit {rc}, expected 1 (an outlier)\n{text}"
+    flagged = [l for l in text.splitlines() if l.startswith("outlier: ")]
+    assert flagged and all("node3" in l for l in flagged), text
+    assert "suspect node: node3 " in text, text
+    note(f"{len(flagged)} outliers, all with node3; " +
+         next(l for l in text.splitlines() if l.startswith("suspect node:")))
+
+
+def _wait_for(path: Path, text: str, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return True
+        time.sleep(1)
+    return False
+
+
+def test_slurmd_stopped(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+    out = lab.share() / f"mesh-stop-{os.getpid()}"
+    log = lab.share() / f"mesh-stop-{os.getpid()}.log"
+    argv = ["env", *(f"{k}={v}" for k, v in cluster.items()), str(TOP / "bench" / "mesh"),
+            "--launcher", "slurm", "--nodes", NODES, f"--tool={TOOL}", "--out", str(out),
+            "--timeout", "90", *ARGS]
+    with open(log, "wb") as f:
+        proc = lab.start(1, argv, 600, f, subprocess.STDOUT)
+        try:
+            assert _wait_for(log, "round 1/3", 300), log.read_text(errors="replace")
+            stop = slurm("stop-node", "4")
+            assert stop.returncode == 0, stop.stderr
+            rc: Optional[int] = proc.wait(600)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            slurm("up")      # slurmd back on node 4 for whatever runs next
+    text = log.read_text(errors="replace")
+    rows = dataset.load(str(out))
+    assert rc == 1, f"exit {rc}\n{text}"
+    assert len(rows) == 12, text
+    late = [r for r in rows if r["round"] > 1]
+    failed = [r for r in late if r["status"] != "ok"]
+    assert failed and all("node4" in (r["client_host"], r["server_host"]) for r in failed), text
+    assert all(r["error"] for r in failed), text
+    others = [r for r in late if "node4" not in (r["client_host"], r["server_host"])]
+    assert others and all(r["status"] == "ok" for r in others), text
+    note(f"{len(failed)} pairs with node4 failed after its slurmd stopped "
+         f"(e.g. {failed[0]['error'][:120]}); {len(others)} others ok")
