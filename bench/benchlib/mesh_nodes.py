@@ -126,7 +126,8 @@ class LabNodes(Nodes):
 
 class SshNodes(Wrapping):
     """Hosts over OpenSSH in BatchMode; the tools exist at the same paths on
-    every host; JSON files are read back with cat."""
+    every host; JSON files are read back with cat. --addr NODE=ADDRESS gives
+    the address both ssh and the clients use (rows keep the node names)."""
     name = "ssh"
 
     def __init__(self, hosts: Sequence[str], ssh_cmd: str = "ssh",
@@ -142,7 +143,8 @@ class SshNodes(Wrapping):
 
     def wrap(self, node: str, argv: Sequence[str], timeout: float) -> list[str]:
         remote = shlex.join(["timeout", "-k", "5", str(int(timeout)), *argv])
-        return [*self.ssh, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", node, remote]
+        return [*self.ssh, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+                self.addrs.get(node, node), remote]
 
     def addr(self, node: str) -> str:
         return self.addrs.get(node, node.split("@")[-1])
@@ -155,10 +157,24 @@ class SshNodes(Wrapping):
         return d.out if d.rc == 0 else None
 
 
+class MarkedEnd(WrappedEnd):
+    """A server started under ci/lab-serve, which creates a marker file once
+    its port listens: the marker is in the shared output directory, so the
+    wait costs no step or connection of its own (an srun step is seconds)."""
+
+    def serve(self, argv: Sequence[str], port: int, timeout: float, out: IO[bytes],
+              err: Union[IO[bytes], int]) -> Serving:
+        marker = Path(self.nodes.out_dir(), f".listening.{self.node}.{port}.{time.monotonic_ns()}")
+        proc = self.start([str(labctl.TOP / "ci" / "lab-serve"), str(marker), str(port), *argv],
+                          timeout, out, err)
+        return Serving(proc, marker.exists, lambda: marker.unlink(missing_ok=True))
+
+
 class SlurmNodes(Wrapping):
     """Slurm: every server and client is a step of one allocation, placed with
     -w NODE; --cpu-bind (or the tool's own numactl prefix) keeps it on the
-    NIC's CPUs. Without SLURM_JOB_ID an allocation of the nodes is made with
+    NIC's CPUs; servers run under ci/lab-serve (the source tree and the output
+    directory on a file system every node shares). Without SLURM_JOB_ID an allocation of the nodes is made with
     salloc --no-shell and cancelled at close()."""
     name = "slurm"
 
@@ -206,8 +222,17 @@ class SlurmNodes(Wrapping):
                 "--kill-on-bad-exit=1", f"--time={max(1, int(timeout + 59) // 60)}", *bind,
                 "timeout", "-k", "5", str(int(timeout)), *argv]
 
+    def end(self, node: str) -> End:
+        return MarkedEnd(self, node)
+
     def addr(self, node: str) -> str:
-        return self.addrs.get(node, node)
+        """--addr's, else Slurm's NodeAddr (what slurmd is reached at: a
+        name resolvable on the nodes or an IP), else the node's name."""
+        if node not in self.addrs:
+            d = labctl.run_command(["scontrol", "show", "node", node], 30)
+            m = re.search(r"\bNodeAddr=(\S+)", d.out)
+            self.addrs[node] = m.group(1) if d.rc == 0 and m else node
+        return self.addrs[node]
 
     def out_dir(self) -> str:
         return self._out

@@ -2,10 +2,11 @@
 """bench/mesh through a real Slurm in a 4-node lab (ci/lab-slurm: Debian's
 slurm-wlm and munge, slurmctld on node 1, slurmd on all): all-pairs of our
 ib_write_bw in 3 rounds (12 rows, the matrix PNG, efficiency >= 0.8, exit 0),
-strictly disjoint in 6; a node slowed by tc (netem rate on its eth0) named as
+strictly disjoint in 6; a node slowed by tc (netem rate 1mbit on its eth0) named as
 the outlier and suspect with a non-zero exit; a node whose slurmd is stopped
-mid-run: its pairs fail with the reason, the others finish. bench/mesh runs on
-node 1 (a login node), its output in the lab's share."""
+mid-run: its pairs fail with the reason, the others finish; the same pattern
+through --launcher ssh (sshd on each node, keys made for this lab) gives the
+same rows. bench/mesh runs on node 1 (a login node), its output in the share."""
 
 import json
 import os
@@ -65,8 +66,16 @@ def ordered() -> set[tuple[str, str]]:
     return {(c, s) for c in ns for s in ns if c != s}
 
 
+SEEN: dict[str, list[tuple[int, str, str]]] = {}
+
+
+def schedule(rows: list[dataset.Row]) -> list[tuple[int, str, str]]:
+    return sorted((r["round"], r["client_host"], r["server_host"]) for r in rows)
+
+
 def test_all_pairs(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     rc, text, rows, out = mesh(lab, cluster, "all")
+    SEEN["slurm"] = schedule(rows)
     assert rc == 0, text
     assert len(rows) == 12, text
     assert {(r["client_host"], r["server_host"]) for r in rows} == ordered(), text
@@ -93,7 +102,7 @@ def test_disjoint(lab: Lab, cluster: dict[str, str], note: Any) -> None:
 
 def test_slow_node(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     shaped = lab.exec(3, ["tc", "qdisc", "replace", "dev", "eth0", "root", "netem",
-                          "rate", "3mbit"], timeout=60)
+                          "rate", "1mbit"], timeout=60)
     assert shaped.rc == 0, shaped.text
     try:
         rc, text, rows, _ = mesh(lab, cluster, "slow", "--pct-of-median", "60")
@@ -146,3 +155,22 @@ def test_slurmd_stopped(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     assert others and all(r["status"] == "ok" for r in others), text
     note(f"{len(failed)} pairs with node4 failed after its slurmd stopped "
          f"(e.g. {failed[0]['error'][:120]}); {len(others)} others ok")
+
+
+def test_ssh_same_rows(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+    up = slurm("ssh-up")
+    assert up.returncode == 0, f"ci/lab-slurm ssh-up failed:\n{up.stdout}\n{up.stderr}"
+    ssh = up.stdout.strip().splitlines()[-1]
+    addrs = ",".join(f"node{i}={lab.addr(i)}" for i in range(1, 5))
+    out = lab.share() / f"mesh-ssh-{os.getpid()}-{time.monotonic_ns()}"
+    argv = [str(TOP / "bench" / "mesh"), "--launcher", "ssh", "--nodes", NODES,
+            "--addr", addrs, f"--ssh={ssh}", f"--tool={TOOL}", "--out", str(out),
+            "--timeout", "120", *ARGS]
+    d = lab.exec(1, argv, timeout=600)
+    rows = dataset.load(str(out)) if (out / "dataset.jsonl").exists() else []
+    assert d.rc == 0, d.text
+    assert len(rows) == 12 and all(r["status"] == "ok" for r in rows), d.text
+    want = SEEN.get("slurm") or schedule(rows)
+    assert schedule(rows) == want, f"ssh rows {schedule(rows)} != slurm rows {want}"
+    note("ssh: the same 12 (round, client, server) rows as through Slurm"
+         + ("" if "slurm" in SEEN else " (slurm's all-pairs did not run: the plan's)"))
