@@ -9,9 +9,9 @@
  * branch, as pt_hooks_on does, and its arguments (a clock read, a QPN load)
  * are computed only while someone listens. bench/hook-overhead prices it.
  *
- * Built without <sys/sdt.h> (configure says so; or -DPT_PROBES_OFF, the
- * bench's "compiled out" loop) every PT_PROBE_* is nothing at all and its
- * arguments are not evaluated. */
+ * Built without <sys/sdt.h> (configure says so), with --disable-usdt, or
+ * in a file compiled with -DPT_PROBES_OFF, every PT_PROBE_* is nothing at
+ * all and its arguments are not evaluated. */
 #ifndef PT_PROBES_H
 #define PT_PROBES_H
 
