@@ -28,6 +28,11 @@
  *                 post_one
  *   run_bw.c      not a copy: pt_run_bw_send itself over a loop view of
  *                 fake verbs (loop.h), hooks off and hooks + recorder
+ *   probes        the USDT probes (plugin/hooks/probes.h) beside the hooks,
+ *                 compiled in, nothing attached, vs the same loop without
+ *                 them ("hooks off"); then, when valgrind is installed, the
+ *                 instructions per WR of both (callgrind runs this program
+ *                 with --probe-loops, one function of each kind counted)
  * Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on a shared
  * machine wall time also counts whatever else ran on the core. Prints the
  * median ns per WR of each and the differences, then the ns per timestamp
@@ -39,9 +44,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "util/clock.h"
 #include "util/tsc.h"
 #include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
 #include "plugin/recorder/wrtrace.h"
 #include "perftest/engine/engine.h"
 
@@ -97,7 +104,8 @@ static uint64_t cpu_ns(void)
  * hook calls compiled in (they fire only while a plugin runs); hook_time:
  * the post hook reads the clock, else it gets a time the loop has at hand. */
 static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uint64_t iters,
-							 const bool hooks, bool hook_time, bool one)
+							 const bool hooks, bool hook_time, bool one,
+							 const bool probes)
 {
 	struct mock_wc wc[BATCH];
 	uint64_t posted = 0, done = 0, now = pt_now_ns(), t0 = cpu_ns();
@@ -107,6 +115,9 @@ static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uin
 		while (posted < iters && posted + 1 <= TX_DEPTH + done) {
 			if (c->post(c, posted, 1, iters))
 				return -1;
+			/* as run_bw.c: the probe beside the hook, its time read only when attached */
+			if (probes)
+				PT_PROBE_POST(0, 0x100, posted, 1, posted, pt_now_ns());
 			/* as run_bw.c: post_one for the plain WRs, post for the last */
 			if (hooks && __builtin_expect(pt_hooks_on, 0)) {
 				uint64_t t = hook_time ? PT_HOOK_NOW : now + posted;
@@ -128,6 +139,8 @@ static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uin
 				if (hooks)
 					pt_hook_completion(0, wc[k].wr_id, wc[k].seq, 0, PT_PLUGIN_OP_SEND,
 							   64, 0, now, 0);
+				if (probes)
+					PT_PROBE_COMPLETE(0, 0x100, wc[k].seq, wc[k].wr_id, 0, now);
 				done = wc[k].seq + 1;
 			}
 		}
@@ -137,13 +150,87 @@ static inline __attribute__((always_inline)) double loop(struct mock_ctx *c, uin
 
 static double run_loop(struct mock_ctx *c, uint64_t iters, bool hook_time, bool one)
 {
-	return loop(c, iters, true, hook_time, one);
+	return loop(c, iters, true, hook_time, one, false);
 }
 
 /* The same loop without any hook call compiled in. */
 static double bare_loop(struct mock_ctx *c, uint64_t iters)
 {
-	return loop(c, iters, false, false, false);
+	return loop(c, iters, false, false, false, false);
+}
+
+/* The two loops callgrind counts (--probe-loops): hooks compiled in and
+ * off, with and without the probes; not inlined, so each is one function. */
+static __attribute__((noinline)) double probes_in_loop(struct mock_ctx *c, uint64_t iters)
+{
+	return loop(c, iters, true, false, true, true);
+}
+
+static __attribute__((noinline)) double probes_out_loop(struct mock_ctx *c, uint64_t iters)
+{
+	return loop(c, iters, true, false, true, false);
+}
+
+/* Instructions of one call of fn over iters WRs, counted by callgrind
+ * running this program with --probe-loops (only fn's inclusive cost is
+ * collected); -1 when valgrind cannot be run (said on stderr). */
+static double callgrind_ir(const char *self, const char *fn, uint64_t iters)
+{
+	char out[] = "/tmp/hook-overhead.callgrind.XXXXXX", cmd[8192], line[512];
+	long long ir = -1;
+	FILE *f;
+	int fd = mkstemp(out);
+
+	if (fd < 0 || strchr(self, '\'')) {
+		fprintf(stderr, "hook-overhead: no instruction counts (temporary file or program path)\n");
+		return -1;
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "valgrind --tool=callgrind --callgrind-out-file=%s --collect-atstart=no "
+		 "--toggle-collect=%s '%s' --probe-loops %llu >/dev/null 2>&1", out, fn, self,
+		 (unsigned long long)iters);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "hook-overhead: no instruction counts: `%s` failed\n", cmd);
+		unlink(out);
+		return -1;
+	}
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "totals: %lld", &ir) == 1 || sscanf(line, "summary: %lld", &ir) == 1)
+			break;
+	if (f)
+		fclose(f);
+	unlink(out);
+	if (ir <= 0)
+		fprintf(stderr, "hook-overhead: no instruction total in callgrind's output for %s\n", fn);
+	return ir > 0 ? (double)ir / (double)iters : -1;
+}
+
+static void row(const char *name, double ns, double off);
+
+/* The probes' rows: ns (medians of the interleaved runs) and, under
+ * callgrind, instructions per WR compiled in vs compiled out. */
+static void probe_rows(const char *self, double m_in, double m_out, uint64_t iters)
+{
+	double in, out;
+
+	if (!PT_PROBES) {
+		printf("  USDT probes: not built (no sys/sdt.h at configure), nothing to price\n");
+		return;
+	}
+	row("USDT probes compiled out (hooks off)", m_out, -1);
+	row("USDT probes compiled in, nothing attached", m_in, m_out);
+	if (access("/usr/bin/valgrind", X_OK) && system("command -v valgrind >/dev/null 2>&1")) {
+		printf("  USDT probes, instructions: no valgrind (apt-get install valgrind)\n");
+		return;
+	}
+	in = callgrind_ir(self, "probes_in_loop", iters);
+	out = callgrind_ir(self, "probes_out_loop", iters);
+	if (in < 0 || out < 0)
+		return;
+	printf("  %-44s %8.2f instr/WR  probes compiled out %.2f instr/WR: added %+.2f instr/WR "
+	       "(a post probe per WR, a complete probe per CQE: 1 in %u)\n",
+	       "USDT probes compiled in, nothing attached", in, out, in - out, CQ_MOD);
 }
 
 /* run_bw.c itself: pt_run_bw_send over a loop view (perftest/engine/loop.h)
@@ -324,12 +411,21 @@ int main(int argc, char **argv)
 	int reps = argc > 2 ? atoi(argv[2]) : 9;
 	struct mock_ctx c = { .post = mock_post, .poll = mock_poll };
 	double bare[64], off[64], on[64], events[64], both_d[64], unknown[64], fifo[64], hook[64];
-	double capped[64], count[64], real_off[64], real_on[64];
+	double capped[64], count[64], real_off[64], real_on[64], probed[64], unprobed[64];
 	double m_off, m_on, m_both, m_unknown, m_fifo;
 	const uint32_t send = PT_PLUGIN_DIR_SEND, both = PT_PLUGIN_DIR_SEND | PT_PLUGIN_DIR_RECV;
 	char err[512], so[4096];
 	bool have_count;
 
+	if (argc == 3 && !strcmp(argv[1], "--probe-loops")) {
+		/* callgrind's run (probe_rows): each loop once, counted by name */
+		iters = strtoull(argv[2], NULL, 10);
+		if (iters < 1000 || pt_clock_init())
+			return 2;
+		probes_in_loop(&c, iters);
+		probes_out_loop(&c, iters);
+		return 0;
+	}
 	if (iters < 1000 || reps < 1 || reps > 64) {
 		fprintf(stderr, "usage: hook-overhead [WRS >= 1000 [REPEATS 1..64]]\n");
 		return 2;
@@ -345,6 +441,8 @@ int main(int argc, char **argv)
 	for (int r = 0; r < reps; r++) {
 		bare[r] = bare_loop(&c, iters);
 		off[r] = run_loop(&c, iters, false, true);
+		probed[r] = probes_in_loop(&c, iters);
+		unprobed[r] = probes_out_loop(&c, iters);
 		on[r] = traced(&c, iters, (uint32_t)r, false, send, true, true);
 		events[r] = traced(&c, iters, (uint32_t)r, false, send, false, true);
 		both_d[r] = traced(&c, iters, (uint32_t)r, false, both, true, true);
@@ -397,6 +495,7 @@ int main(int argc, char **argv)
 		row("hooks + example count plugin (no post_one)", median(count, reps), m_off);
 	row("run_bw.c's own loop (fake verbs), hooks off", median(real_off, reps), -1);
 	row("run_bw.c's own loop, hooks + recorder", median(real_on, reps), median(real_off, reps));
+	probe_rows(argv[0], median(probed, reps), median(unprobed, reps), iters);
 	clock_rows();
 	/* the goal covers every run the recorder defers: all of our tools'
 	 * loops; the FIFO fallback is printed above, not judged */

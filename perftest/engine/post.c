@@ -8,6 +8,7 @@
 #include <string.h>
 #include "loop.h"
 #include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
 
 /* Small messages walk through the region one cache-line-rounded step at a
  * time, wrapping after a page (cycle buffer), as upstream does. */
@@ -57,6 +58,7 @@ static int post_recv_chain(const struct pt_loop *l, int i, unsigned c, struct ib
 			strerror(rc));
 		return -1;
 	}
+	PT_PROBE_POST_RECV(i, q->qp->qp_num, q->recv_posted, c, wr[0].wr_id, pt_now_ns());
 	for (unsigned j = 0; j < c; j++) {
 		pt_hook_post((uint32_t)i, q->recv_posted, 1, PT_PLUGIN_OP_RECV, wr[j].wr_id, 1,
 			     sge[j].length, 0, 0, PT_HOOK_NOW);

@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "perftest/report/bw_peak.h"
 #include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
 
 /* The poll batches, send [0] and receive [1]: grown to the largest batch
  * asked, kept for the process (one run at a time). */
@@ -241,6 +242,7 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 			}
 			if (pt_post_send(l, i, pl, iters))
 				return -1;
+			PT_PROBE_POST(i, q->qp->qp_num, first, pl, pt_wrid(i, first), t ? t : pt_now_ns());
 			/* a plain WR, the bulk of the run, takes the cheaper hook */
 			if (__builtin_expect(pt_hooks_on, 0)) {
 				uint64_t wr_id = ((uint64_t)i << 48) | first;
@@ -295,6 +297,8 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), pt_wrid_index(wc[k].wr_id), &wc[k], false,
 			   now, pt_hw_ns(l->res, hw, k));
+		PT_PROBE_COMPLETE(pt_wrid_qp(wc[k].wr_id), wc[k].qp_num, pt_wrid_index(wc[k].wr_id),
+				  wc[k].wr_id, wc[k].status, now);
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return wc_failed(l, &wc[k], false);
 		q = &l->res->qps[pt_wrid_qp(wc[k].wr_id)];
@@ -394,6 +398,8 @@ static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 
 		pt_hook_wc((uint32_t)pt_wrid_qp(wc[k].wr_id), PT_PLUGIN_SEQ_UNKNOWN, &wc[k], true, now,
 			   pt_hw_ns(l->res, hw, k));
+		PT_PROBE_COMPLETE_RECV(pt_wrid_qp(wc[k].wr_id), wc[k].qp_num, pt_wrid_index(wc[k].wr_id),
+				       wc[k].wr_id, wc[k].status, now);
 		if (wc[k].status != IBV_WC_SUCCESS)
 			return wc_failed(l, &wc[k], true);
 		if (pt_check_imm(l, &wc[k]))

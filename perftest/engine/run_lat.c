@@ -24,6 +24,7 @@
 #include "perftest/report/results.h"
 #include "fault.h"
 #include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
 
 struct lat_run {
 	const struct pt_loop *l;
@@ -237,9 +238,13 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 		return -1;
 	pt_hook_post(0, i, 1, pt_plugin_op_of_wr(r->l->opt.opcode), 0, 1, (uint32_t)r->l->run->size, 1,
 		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
+	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
+	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
 	rc = wait_cq(r, false, side, &wc, &hw_ns);
-	if (rc == 1)
+	if (rc == 1) {
 		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(r->l->res, &hw_ns, 0));
+		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status, r->last_progress);
+	}
 	return rc;
 }
 
@@ -255,6 +260,8 @@ static int recv_one(struct lat_run *r, const char *side)
 	if (rc <= 0)
 		return rc;
 	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(l->res, &hw_ns, 0));
+	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
+			       r->last_progress);
 	if (pt_check_imm(l, &wc))
 		return -1;
 	if (pt_recv_repost(l, 0, r->duration))

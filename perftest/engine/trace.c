@@ -8,6 +8,7 @@
 #include <string.h>
 #include "engine.h"
 #include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
 #include "util/clock.h"
 #include "util/hwts.h"
 
@@ -54,8 +55,13 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 	uint32_t n = c->res.num_qps < 64 ? (uint32_t)c->res.num_qps : 64;
 	char err[256];
 
-	if (!pt_hooks_count())
+	/* the probes fire with or without plugins: run numbers count every run */
+	PT_PROBE_RUN_START(run, c->res.num_qps, c->run.size, c->p->traffic.iters,
+			   (sends ? PT_PLUGIN_DIR_SEND : 0) | (recvs ? PT_PLUGIN_DIR_RECV : 0), pt_now_ns());
+	if (!pt_hooks_count()) {
+		run++;
 		return 0;
+	}
 	pt_hwts_probe(&c->dev.dev_attr, c->dev.devname, &caps);
 	for (uint32_t i = 0; i < n; i++)
 		qpn[i] = c->res.qps[i].qp->qp_num;
@@ -104,6 +110,7 @@ int pt_trace_end(int status, uint64_t elapsed_ns)
 	};
 	char err[256];
 
+	PT_PROBE_RUN_END(end.run, status, elapsed_ns, pt_now_ns());
 	if (!pt_hooks_on)
 		return 0;
 	if (pt_hooks_run_end(&end, err, sizeof(err))) {

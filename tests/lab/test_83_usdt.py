@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The USDT probes of our tools (plugin/hooks/probes.h, docs/usdt.md) seen by
+bpftrace in the lab. bpftrace on node 2 attaches by path to ib_send_bw and
+ib_send_lat before either starts (the kernel raises the probes' semaphores
+in every process that maps the binary), then `ib_send_bw -s 64 -q 2 -n N`
+and `ib_send_lat -n M` run with their clients on node 2. Counted against
+what is known from outside the probes: the command line (N per QP, M), the
+CQ moderation and the QPNs the tools print, and the rule that a send is
+signaled every cq_mod-th WR and at the last:
+  - ib_send_bw: posted WRs (the post probe's count) == N per QP, for
+    exactly the QPNs it printed; send CQEs == its signaled WRs; the last
+    CQE of each QP retires sequence N-1, none failed; one run_end, status 0;
+  - ib_send_lat: M posts, M send CQEs and M receive CQEs, at least M
+    receives posted; one run_end, status 0.
+Skips with bpftrace's own message when it is absent or cannot attach in the
+guest (no uprobes, tracefs not mountable)."""
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from benchlib.labctl import TOP, Lab
+
+BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
+pytestmark = pytest.mark.nodes(2)
+BW_N, BW_QPS, LAT_N = 1000, 2, 200
+LIMIT, ATTACH_S = 300, 240      # bpftrace's own bound; its start-up under TCG
+TOOLS = ("ib_send_bw", "ib_send_lat")
+
+# Node 2 runs both clients; one map per tool and probe, keyed by QPN. Only
+# the probes counted are attached: under TCG bpftrace's start-up (LLVM)
+# grows with each one. @ends counts run_end: bpftrace leaves once both
+# tools' runs ended (or after LIMIT s).
+PROBES = {
+    "run_end": "@end_status[{tag}, (int64)arg1] = count(); @ends++; if (@ends == 2) {{ exit(); }}",
+    "post": "@post[{tag}, arg1] = sum(arg3);",
+    "post_recv": "@post_recv[{tag}, arg1] = sum(arg3);",
+    "complete": "@complete[{tag}, arg1] = count(); @last_seq[{tag}, arg1] = max(arg2); "
+                "@bad_status[{tag}] = sum(arg4 != 0 ? 1 : 0);",
+    "complete_recv": "@complete_recv[{tag}, arg1] = count();",
+}
+WANTED = {"ib_send_bw": ("run_end", "post", "complete"),
+          "ib_send_lat": ("run_end", "post", "post_recv", "complete", "complete_recv")}
+
+
+def script(tools: dict[str, str], limit: int) -> str:
+    lines = [f"usdt:{path}:perftest:{probe} {{ " + PROBES[probe].format(tag=f'"{tag}"') + " }"
+             for tag, path in tools.items() for probe in WANTED[tag]]
+    return "\n".join(lines) + f"\ninterval:s:{limit} {{ exit(); }}\n"
+
+
+def maps(text: str) -> dict[str, Any]:
+    """bpftrace -f json's map lines: {"@name": {"key": value} or value}."""
+    out: dict[str, Any] = {}
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("type") == "map":
+            out.update(rec["data"])
+    return out
+
+
+def keyed(m: dict[str, Any], name: str, tag: str) -> dict[str, int]:
+    """Map name's entries for tool tag, by their second key ("tag,KEY")."""
+    got: dict[str, int] = {}
+    for k, v in (m.get(name) or {}).items():
+        parts = k.split(",")
+        if parts[0] == tag:
+            got[",".join(parts[1:])] = int(v)
+    return got
+
+
+def qpns(text: str) -> list[int]:
+    """The QPNs a tool printed as its local addresses."""
+    return [int(x, 16) for x in re.findall(r"local address:.*QPN (0x[0-9a-fA-F]+)", text)]
+
+
+def cq_mod(text: str) -> int:
+    m = re.search(r"CQ Moderation\s*:\s*(\d+)", text)
+    assert m, "the tool prints no CQ Moderation line"
+    return int(m.group(1))
+
+
+def signaled(iters: int, mod: int) -> int:
+    """Signaled WRs of a run of iters: every mod-th and the last."""
+    return iters // mod + (1 if iters % mod else 0)
+
+
+class Tracer:
+    """bpftrace on one node, its JSON into the lab's share."""
+
+    def __init__(self, lab: Lab, node: int, workdir: Path, limit: int) -> None:
+        share = lab.share()
+        self.out = share / f"usdt.node{node}.json"
+        self.err = workdir / f"bpftrace.node{node}.log"
+        self.out.unlink(missing_ok=True)
+        bt = share / f"usdt.node{node}.bt"
+        bt.write_text(script({t: str(BUILD / "perftest" / t) for t in TOOLS}, limit))
+        self.log = open(self.err, "wb")
+        self.proc = lab.start(node, ["bpftrace", "-f", "json", "-o", str(self.out), str(bt)],
+                              limit + 30, self.log, subprocess.STDOUT)
+
+    def text(self) -> str:
+        return self.out.read_text(errors="replace") if self.out.exists() else ""
+
+    def attached(self) -> bool:
+        return '"attached_probes"' in self.text()
+
+    def failed(self) -> Optional[str]:
+        if self.proc.poll() is None:
+            return None
+        msg = (self.err.read_text(errors="replace") + self.text()).strip()
+        return msg or f"bpftrace exited {self.proc.returncode}"
+
+    def wait(self, timeout: float) -> dict[str, Any]:
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        return maps(self.text())
+
+
+def prepare(lab: Lab, node: int) -> Optional[str]:
+    """bpftrace present and tracefs mounted (mounted here when missing)."""
+    r = lab.exec(node, ["sh", "-c", "command -v bpftrace >/dev/null || { echo 'bpftrace is not "
+                        "installed (ci/deps installs it)'; exit 3; }; "
+                        "grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts || "
+                        "mount -t tracefs nodev /sys/kernel/tracing"], timeout=30)
+    return None if r.rc == 0 else (r.out.strip() or f"cannot mount tracefs (exit {r.rc})")
+
+
+@pytest.mark.name("count-wrs")
+def test_usdt_counts(lab: Lab, pair, dev: str, gid: int, note, workdir: Path) -> None:
+    for tool in TOOLS:
+        assert os.access(BUILD / "perftest" / tool, os.X_OK), f"{tool} not built in {BUILD}"
+    why = prepare(lab, 2)
+    if why:
+        pytest.skip(f"node 2: {why}")
+    t0 = time.monotonic()
+    tracer = Tracer(lab, 2, workdir, LIMIT)
+    while not tracer.attached():
+        why = tracer.failed()
+        if why:
+            pytest.skip(f"bpftrace cannot attach on node 2: {why[-400:]}")
+        assert time.monotonic() - t0 < ATTACH_S, f"bpftrace did not attach within {ATTACH_S} s"
+        time.sleep(0.5)
+    attach_s = time.monotonic() - t0
+    base = ["-d", dev, "-x", str(gid)]
+    bw_argv = [str(BUILD / "perftest" / "ib_send_bw"), *base, "-s", "64", "-q", str(BW_QPS),
+               "-n", str(BW_N)]
+    lat_argv = [str(BUILD / "perftest" / "ib_send_lat"), *base, "-n", str(LAT_N)]
+    bw = pair("send-bw", bw_argv, bw_argv, timeout=120)
+    lat = pair("send-lat", lat_argv, lat_argv, timeout=120)
+    cli = tracer.wait(60)
+    ev = (bw.evidence(20) + "\n" + lat.evidence(20) + "\nnode 2 probes: " +
+          json.dumps(cli, sort_keys=True))
+    assert bw.server.rc == 0 and bw.client.rc == 0, f"ib_send_bw exit {bw.server.rc}/{bw.client.rc}\n{ev}"
+    assert lat.server.rc == 0 and lat.client.rc == 0, \
+        f"ib_send_lat exit {lat.server.rc}/{lat.client.rc}\n{ev}"
+
+    # ib_send_bw client: every WR posted, for the QPNs it printed
+    want = {str(q): BW_N for q in qpns(bw.client.text)}
+    assert len(want) == BW_QPS, f"the client printed {len(want)} QPNs, not {BW_QPS}\n{ev}"
+    assert keyed(cli, "@post", "ib_send_bw") == want, f"posted WRs per QPN\n{ev}"
+    mod = cq_mod(bw.client.text)
+    assert keyed(cli, "@complete", "ib_send_bw") == {q: signaled(BW_N, mod) for q in want}, \
+        f"send CQEs per QPN (cq_mod {mod})\n{ev}"
+    assert keyed(cli, "@last_seq", "ib_send_bw") == {q: BW_N - 1 for q in want}, f"last sequence\n{ev}"
+    assert keyed(cli, "@bad_status", "ib_send_bw") == {"": 0}, f"failed CQEs\n{ev}"
+    assert keyed(cli, "@end_status", "ib_send_bw") == {"0": 1}, f"run_end\n{ev}"
+    # ib_send_lat client: M sends, M send CQEs, M receive CQEs, receives posted
+    q = {str(x): LAT_N for x in qpns(lat.client.text)}
+    assert len(q) == 1, f"ib_send_lat printed {len(q)} QPNs\n{ev}"
+    for probe in ("@post", "@complete", "@complete_recv"):
+        assert keyed(cli, probe, "ib_send_lat") == q, f"ib_send_lat {probe}\n{ev}"
+    posted_recv = keyed(cli, "@post_recv", "ib_send_lat")
+    assert set(posted_recv) == set(q) and all(v >= LAT_N for v in posted_recv.values()), \
+        f"ib_send_lat receives posted\n{ev}"
+    assert keyed(cli, "@end_status", "ib_send_lat") == {"0": 1}, f"ib_send_lat run_end\n{ev}"
+    note(f"bpftrace attached in {attach_s:.0f} s; ib_send_bw client: {BW_N * BW_QPS} posts, "
+         f"{signaled(BW_N, mod) * BW_QPS} CQEs (cq_mod {mod}); ib_send_lat client: {LAT_N} posts, "
+         f"send and receive CQEs")
