@@ -317,7 +317,11 @@ int roce_capture_read(const char *path, struct roce_capture *c, char *err, size_
 	c->path = path;
 	pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, perr);
 	if (!pc) {
-		snprintf(err, err_len, "%s: %s", path, perr);
+		/* libpcap names the file in some messages, not in others */
+		if (!strncmp(perr, path, strlen(path)))
+			snprintf(err, err_len, "%s", perr);
+		else
+			snprintf(err, err_len, "%s: %s", path, perr);
 		return -1;
 	}
 	c->link = pcap_datalink(pc);
