@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmawire: the RoCE v2 packets of a pcap file per QP, joined with a
  * --trace file of the same run (rdmawire.1). */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,15 @@
 #include "roce_report.h"
 
 static const char usage[] =
-	"usage: rdmawire FILE.pcap [--trace TRACE] [--psn QPN=PSN]... [--json] [--all] [--plot OUT.png]\n"
+	"usage: rdmawire FILE.pcap [--trace TRACE [--local ADDR] [--psn QPN=PSN]...] [--json] [--all]\n"
+	"                [--plot OUT.png]\n"
 	"  FILE.pcap      a capture with the RoCE v2 frames (tcpdump -i eth0 -w FILE udp port 4791)\n"
 	"  --trace TRACE  our tools' --trace file (CSV or JSON Lines) of the same run: join each WR\n"
 	"                 with its packets\n"
 	"  --psn QPN=PSN  the starting PSN of local QP QPN (the tools' \"local address\" line);\n"
 	"                 default: the first PSN of its requests in the capture\n"
+	"  --local ADDR   the IP address of the host that ran the traced tool (needed when both\n"
+	"                 ends' QPs have the same QPN, as often in the lab)\n"
 	"  --json         JSON instead of text (every flow, NAK and WR)\n"
 	"  --all          text: every WR, not only the notable ones\n"
 	"  --plot OUT.png the wire per QP over time, WRs as spans (gnuplot)\n";
@@ -40,10 +44,12 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "trace", required_argument, NULL, 't' }, { "json", no_argument, NULL, 'j' },
 		{ "plot", required_argument, NULL, 'p' }, { "psn", required_argument, NULL, 's' },
-		{ "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
+		{ "local", required_argument, NULL, 'l' }, { 0 },
 	};
 	struct roce_psn_hint hints[64];
 	struct roce_report_opts ro = { 0 };
+	struct roce_join_opts jo = { .hints = hints };
 	const char *trace = NULL, *png = NULL;
 	struct wrt_trace t = { 0 };
 	struct roce_join j = { 0 };
@@ -53,8 +59,19 @@ int main(int argc, char **argv)
 	char err[600];
 	int o, rc = 0;
 
-	while ((o = getopt_long(argc, argv, "t:jp:s:ah", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "t:jp:s:ahl:", opts, NULL)) != -1) {
 		switch (o) {
+		case 'l':
+			if (inet_pton(AF_INET, optarg, jo.local) == 1) {
+				jo.local_version = 4;
+			} else if (inet_pton(AF_INET6, optarg, jo.local) == 1) {
+				jo.local_version = 6;
+			} else {
+				fprintf(stderr, "rdmawire: --local '%s': want an IPv4 or IPv6 address\n", optarg);
+				return 2;
+			}
+			jo.has_local = true;
+			break;
 		case 't': trace = optarg; break;
 		case 'j': json = true; break;
 		case 'p': png = optarg; break;
@@ -88,7 +105,8 @@ int main(int argc, char **argv)
 			roce_capture_free(&c);
 			return 1;
 		}
-		if (roce_join(&c, &t, hints, nhints, &j, err, sizeof(err))) {
+		jo.nhints = nhints;
+		if (roce_join(&c, &t, &jo, &j, err, sizeof(err))) {
 			fprintf(stderr, "rdmawire: %s\n", err);
 			rc = 1;
 			goto out;

@@ -305,8 +305,8 @@ bool roce_op_consumes_recv(uint8_t op)
 {
 	uint8_t low = op & 0x1f;
 
-	/* a SEND's first packet, or the WRITE that carries immediate data */
-	return low == 0x00 || low == 0x04 || low == 0x05 || low == 0x17 || low == 0x09 || low == 0x0b;
+	/* a SEND's last (or only) packet, or the WRITE's that carries immediate data */
+	return (low >= 0x02 && low <= 0x05) || low == 0x16 || low == 0x17 || low == 0x09 || low == 0x0b;
 }
 
 bool roce_op_is_read_request(uint8_t op)

@@ -84,7 +84,7 @@ const char *roce_opcode_name(uint8_t opcode, char *buf, size_t len);
 /* Message position of a request or read-response opcode. */
 bool roce_op_first(uint8_t opcode);     /* FIRST or ONLY (or a READ request, an atomic) */
 bool roce_op_last(uint8_t opcode);      /* LAST or ONLY (or a READ request, an atomic) */
-/* The request starts a message that consumes a receive WQE (SEND, WRITE with immediate). */
+/* The last packet of a message that consumes a receive WQE (SEND, WRITE with immediate). */
 bool roce_op_consumes_recv(uint8_t opcode);
 bool roce_op_is_read_request(uint8_t opcode);
 

@@ -47,15 +47,35 @@ static uint32_t qpn_of(const char *qpns, uint32_t qp)
 	return p && *p ? (uint32_t)strtoul(p, NULL, 0) : 0;
 }
 
-/* The flow of class cls to dest_qp with the most packets, or -1. */
-static long flow_to(const struct roce_capture *c, uint32_t dest_qp, enum roce_class cls)
+/* The flow of class cls to the local QP dest_qp: to the local address
+ * when it is known; else the only one, or, for responses, the one whose
+ * requests start at the hinted PSN. -2: ambiguous (why says so). */
+static long flow_to(const struct roce_capture *c, uint32_t dest_qp, enum roce_class cls,
+		    const struct roce_join_opts *o, char *why, size_t why_len)
 {
 	long best = -1;
+	size_t seen = 0;
 
-	for (size_t i = 0; i < c->nflows; i++)
-		if (c->flows[i].dest_qp == dest_qp && c->flows[i].cls == cls &&
-		    (best < 0 || c->flows[i].n > c->flows[best].n))
+	for (size_t i = 0; i < c->nflows; i++) {
+		const struct roce_flow *f = &c->flows[i];
+
+		if (f->dest_qp != dest_qp || f->cls != cls)
+			continue;
+		if (o->has_local && (f->ip_version != o->local_version || memcmp(f->dst, o->local, 16)))
+			continue;
+		for (size_t h = 0; cls == ROCE_RESPONSE && f->peer >= 0 && h < o->nhints; h++)
+			if (o->hints[h].qpn == dest_qp && c->flows[f->peer].start_psn == o->hints[h].psn)
+				return (long)i;
+		seen++;
+		if (best < 0 || f->n > c->flows[best].n)
 			best = (long)i;
+	}
+	if (seen > 1) {
+		snprintf(why, why_len, "QPN 0x%x is a destination in both directions (the same QPN at both "
+			 "ends): give --local ADDRESS (the traced tool's host)%s", dest_qp,
+			 cls == ROCE_RESPONSE ? " or --psn QPN=PSN" : "");
+		return -2;
+	}
 	return best;
 }
 
@@ -128,13 +148,17 @@ static void response_side(const struct roce_flow *r, struct roce_wr *w)
 }
 
 static void join_sends(const struct roce_capture *c, struct roce_join *j, struct roce_wr *w, size_t n,
-		       const struct roce_psn_hint *hints, size_t nhints)
+		       const struct roce_join_opts *o)
 {
-	long ri = flow_to(c, w[0].qpn, ROCE_RESPONSE), qi = ri >= 0 ? c->flows[ri].peer : -1;
+	char why[256];
+	long ri = flow_to(c, w[0].qpn, ROCE_RESPONSE, o, why, sizeof(why)), qi = ri >= 0 ? c->flows[ri].peer : -1;
 	const struct roce_flow *q, *r;
-	char why[160];
 	uint32_t psn;
 
+	if (ri == -2) {
+		missing(j, why);
+		return;
+	}
 	if (qi < 0) {
 		snprintf(why, sizeof(why), "QPN 0x%x: no %s in the capture", w[0].qpn,
 			 ri < 0 ? "ACK or response to it" : "requests answered by its ACKs");
@@ -144,9 +168,9 @@ static void join_sends(const struct roce_capture *c, struct roce_join *j, struct
 	q = &c->flows[qi];
 	r = &c->flows[ri];
 	psn = q->start_psn;
-	for (size_t i = 0; i < nhints; i++)
-		if (hints[i].qpn == w[0].qpn)
-			psn = hints[i].psn & ROCE_PSN_MASK;
+	for (size_t i = 0; i < o->nhints; i++)
+		if (o->hints[i].qpn == w[0].qpn)
+			psn = o->hints[i].psn & ROCE_PSN_MASK;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t np = w[i].opcode == PT_PLUGIN_OP_ATOMIC_FA || w[i].opcode == PT_PLUGIN_OP_ATOMIC_CS ?
 			      1 : roce_wr_packets(w[i].bytes, c->pmtu);
@@ -163,13 +187,18 @@ static void join_sends(const struct roce_capture *c, struct roce_join *j, struct
 
 /* Incoming messages that consume a receive, in PSN order (first
  * transmissions), each WR the next of them. */
-static void join_recvs(const struct roce_capture *c, struct roce_join *j, struct roce_wr *w, size_t n)
+static void join_recvs(const struct roce_capture *c, struct roce_join *j, struct roce_wr *w, size_t n,
+		       const struct roce_join_opts *o)
 {
-	long qi = flow_to(c, w[0].qpn, ROCE_REQUEST), ri = qi >= 0 ? c->flows[qi].peer : -1;
+	char why[256];
+	long qi = flow_to(c, w[0].qpn, ROCE_REQUEST, o, why, sizeof(why)), ri = qi >= 0 ? c->flows[qi].peer : -1;
 	const struct roce_flow *q;
 	size_t k = 0, i = 0;
-	char why[160];
 
+	if (qi == -2) {
+		missing(j, why);
+		return;
+	}
 	if (qi < 0) {
 		snprintf(why, sizeof(why), "QPN 0x%x: no requests to it in the capture", w[0].qpn);
 		missing(j, why);
@@ -246,8 +275,7 @@ static void fit_offset(struct roce_join *j)
 }
 
 int roce_join(const struct roce_capture *c, const struct wrt_trace *t,
-	      const struct roce_psn_hint *hints, size_t nhints, struct roce_join *j, char *err,
-	      size_t err_len)
+	      const struct roce_join_opts *o, struct roce_join *j, char *err, size_t err_len)
 {
 	size_t total = 0;
 
@@ -288,9 +316,9 @@ int roce_join(const struct roce_capture *c, const struct wrt_trace *t,
 		if (!j->w[i].qpn)
 			missing(j, "the trace does not name the QPN of a QP (no qpns in its metadata)");
 		else if (j->w[i].recv)
-			join_recvs(c, j, &j->w[i], e - i);
+			join_recvs(c, j, &j->w[i], e - i, o);
 		else
-			join_sends(c, j, &j->w[i], e - i, hints, nhints);
+			join_sends(c, j, &j->w[i], e - i, o);
 		i = e;
 	}
 	for (size_t i = 0; i < j->n; i++) {

@@ -17,6 +17,16 @@ struct roce_psn_hint {
 	uint32_t qpn, psn;
 };
 
+/* What the trace does not say and the wire may not tell apart: the lab's
+ * guests often give their QPs the same numbers, so a QPN can be a
+ * destination in both directions. */
+struct roce_join_opts {
+	const struct roce_psn_hint *hints;
+	size_t nhints;
+	bool has_local;             /* the traced tool's host address is known */
+	uint8_t local_version, local[16];
+};
+
 struct roce_wr {
 	uint32_t run, qp, qpn, bytes;
 	uint64_t seq, wr_id;
@@ -45,8 +55,7 @@ struct roce_join {
 
 /* Join every WR of t with c. 0, or -1 with err (out of memory). */
 int roce_join(const struct roce_capture *c, const struct wrt_trace *t,
-	      const struct roce_psn_hint *hints, size_t nhints, struct roce_join *j, char *err,
-	      size_t err_len);
+	      const struct roce_join_opts *o, struct roce_join *j, char *err, size_t err_len);
 void roce_join_free(struct roce_join *j);
 
 /* Packets a send WR of bytes becomes at the path MTU (pmtu 0: one). */

@@ -108,7 +108,10 @@ static void check_join(const struct roce_capture *c, const uint8_t *data, size_t
 		if (recs[i].opcode == PT_PLUGIN_OP_RECV)
 			recs[i].flags |= WRT_RECV;
 	}
-	FUZZ_ASSERT(roce_join(c, &t, &h, 1, &j, err, sizeof(err)) == 0);
+	struct roce_join_opts jo = { .hints = &h, .nhints = 1, .has_local = size > 2 && data[2] & 1,
+				     .local_version = 4, .local = { 198, 18, 0, 1 } };
+
+	FUZZ_ASSERT(roce_join(c, &t, &jo, &j, err, sizeof(err)) == 0);
 	FUZZ_ASSERT(j.n == run.n && j.found + j.missing == j.n);
 	for (size_t i = 0; i < j.n; i++) {
 		const struct roce_wr *w = &j.w[i];

@@ -304,6 +304,8 @@ static void make_trace(struct wrt_trace *t, uint8_t last_status)
 	t->nruns = 1;
 }
 
+static const struct roce_join_opts no_opts;
+
 static void test_join(void **state)
 {
 	struct pkt_in in[16];
@@ -317,7 +319,7 @@ static void test_join(void **state)
 	write_pcap(in, n);
 	assert_int_equal(roce_capture_read(pcap_path, &c, err, sizeof(err)), 0);
 	make_trace(&t, 9);
-	assert_int_equal(roce_join(&c, &t, NULL, 0, &j, err, sizeof(err)), 0);
+	assert_int_equal(roce_join(&c, &t, &no_opts, &j, err, sizeof(err)), 0);
 	assert_int_equal(j.n, 3);
 	assert_int_equal(j.found, 3);
 	assert_int_equal(j.unfit, 0);
@@ -342,15 +344,16 @@ static void test_join(void **state)
 
 	/* a starting PSN given by the user moves every range */
 	struct roce_psn_hint h = { .qpn = 0x22, .psn = 0xffffff };
+	struct roce_join_opts ho = { .hints = &h, .nhints = 1 };
 
-	assert_int_equal(roce_join(&c, &t, &h, 1, &j, err, sizeof(err)), 0);
+	assert_int_equal(roce_join(&c, &t, &ho, &j, err, sizeof(err)), 0);
 	assert_int_equal(j.w[0].psn_first, 0xffffff);
 	assert_int_equal(j.unfit, 3);   /* ...and the wire says no WR starts on a FIRST */
 	roce_join_free(&j);
 
 	/* a QPN absent from the capture: no packets, and why */
 	snprintf(t.runs[0].meta.qpns, sizeof(t.runs[0].meta.qpns), "0x99");
-	assert_int_equal(roce_join(&c, &t, NULL, 0, &j, err, sizeof(err)), 0);
+	assert_int_equal(roce_join(&c, &t, &no_opts, &j, err, sizeof(err)), 0);
 	assert_int_equal(j.missing, 3);
 	assert_non_null(strstr(j.why_missing, "0x99"));
 	roce_join_free(&j);
@@ -362,7 +365,7 @@ static void test_join(void **state)
 	struct roce_report_opts o = { .trace = &t, .trace_path = "t.csv" };
 
 	snprintf(t.runs[0].meta.qpns, sizeof(t.runs[0].meta.qpns), "0x22");
-	assert_int_equal(roce_join(&c, &t, NULL, 0, &j, err, sizeof(err)), 0);
+	assert_int_equal(roce_join(&c, &t, &no_opts, &j, err, sizeof(err)), 0);
 	roce_report_text(f, &c, &j, &o);
 	assert_int_equal(roce_report_json(f, &c, &j, &o), 0);
 	rewind(f);
@@ -392,6 +395,62 @@ static void test_bad_files(void **state)
 	assert_int_equal(roce_capture_read(path, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, path));
 	unlink(path);
+}
+
+/* Receive WRs take the incoming messages that consume a receive, in PSN
+ * order: a two-packet SEND, then a WRITE (no receive), then a SEND_ONLY. */
+static void test_join_recv(void **state)
+{
+	struct ext ack = { .aeth = true, .syndrome = 0x1f };
+	struct ext reth = { .reth = true, .len = 100 };
+	struct frame f[] = {
+		roce4(2, 1, 0x00, 0x11, 10, NULL, 1024, false),
+		roce4(2, 1, 0x02, 0x11, 11, NULL, 100, true),
+		roce4(1, 2, 0x11, 0x22, 11, &ack, 0, false),
+		roce4(2, 1, 0x0a, 0x11, 12, &reth, 100, true),
+		roce4(2, 1, 0x04, 0x11, 13, NULL, 100, true),
+		roce4(1, 2, 0x11, 0x22, 13, &ack, 0, false),
+	};
+	struct roce_capture c = { .path = "mem" };
+	struct wrt_run run = { 0 };
+	struct wrt_rec recs[2] = { 0 };
+	struct wrt_trace t = { .runs = &run, .nruns = 1 };
+	struct roce_join_opts local = { .has_local = true, .local_version = 4, .local = { 198, 18, 0, 1 } };
+	struct roce_join j;
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		struct roce_pkt k;
+
+		assert_int_equal(roce_decode(ROCE_LINK_ETHERNET, f[i].b, f[i].n, (uint32_t)f[i].n, &k), ROCE_OK);
+		assert_int_equal(roce_capture_add(&c, &k, T0 + i * 1000, (uint32_t)i + 1), 0);
+	}
+	assert_int_equal(roce_capture_finish(&c), 0);
+	snprintf(run.meta.qpns, sizeof(run.meta.qpns), "0x11");
+	run.meta.num_qps = 1;
+	for (int i = 0; i < 2; i++)
+		recs[i] = (struct wrt_rec){ .seq = (uint64_t)i, .opcode = PT_PLUGIN_OP_RECV, .bytes = 1124,
+					    .t_comp = 5000 + (uint64_t)i * 3000,
+					    .flags = WRT_RECV | WRT_DONE | WRT_CQE };
+	run.recs = recs;
+	run.n = run.cap = 2;
+	assert_int_equal(roce_join(&c, &t, &local, &j, err, sizeof(err)), 0);
+	assert_int_equal(j.found, 2);
+	assert_int_equal(j.w[0].psn_first, 10);
+	assert_int_equal(j.w[0].psn_last, 11);
+	assert_int_equal(j.w[0].packets, 2);
+	assert_int_equal(j.w[0].t_ack, T0 + 2000);
+	assert_int_equal(j.w[1].psn_first, 13);
+	assert_int_equal(j.w[1].psn_last, 13);
+	assert_int_equal(j.w[1].t_ack, T0 + 5000);
+	roce_join_free(&j);
+	/* the local address of the other end: nothing is incoming there */
+	local.local[3] = 2;
+	assert_int_equal(roce_join(&c, &t, &local, &j, err, sizeof(err)), 0);
+	assert_int_equal(j.found, 0);
+	roce_join_free(&j);
+	roce_capture_free(&c);
 }
 
 /* The plotting shared with wrtrace plot: units that fit, a legend entry
@@ -436,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_psn_arith),
 		cmocka_unit_test(test_flows_from_pcap),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_join_recv),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_plot_helpers),
 	};
