@@ -38,6 +38,8 @@ static double rel_ms(const struct roce_capture *c, uint64_t t)
 
 static void print_flows(FILE *out, const struct roce_capture *c)
 {
+	char op[32];
+
 	fprintf(out, "%-44s %-9s %8s %11s %8s %8s %7s %5s %7s %4s %4s %4s %4s %4s %4s %9s\n", "flow",
 		"kind", "packets", "bytes", "firstPSN", "lastPSN", "retrans", "gaps", "ACKs", "rnr",
 		"seq", "inv", "acc", "op", "oth", "RNRwait");
@@ -63,6 +65,18 @@ static void print_flows(FILE *out, const struct roce_capture *c)
 				PRIu64 " came late), %" PRIu64 " never seen, answered by %s\n", name, f->messages,
 				f->start_psn, roce_psn_add(f->next_psn, -1), f->gap_psns, f->late, f->missing,
 				f->peer >= 0 ? "the responses below" : "no response flow in the capture");
+		if (f->reframed) {
+			const struct roce_rec *x = NULL;
+
+			for (size_t k = 0; k < f->n && !x; k++)
+				if (f->p[k].frame == f->reframed_frame)
+					x = &f->p[k];
+			fprintf(out, "%s: %" PRIu64 " PSNs retransmitted with another opcode or length than first "
+				"sent (message boundaries moved), the first in frame %u (%s, PSN 0x%06x, %u B)\n",
+				name, f->reframed, f->reframed_frame,
+				x ? roce_opcode_name(x->opcode, op, sizeof(op)) : "?", x ? x->psn : 0,
+				x ? x->payload : 0);
+		}
 		if (f->retrans_psns.n) {
 			fprintf(out, "%s: retransmitted PSNs", name);
 			for (size_t k = 0; k < f->retrans_psns.n && k < 16; k++) {
@@ -258,6 +272,8 @@ static json_t *flow_json(const struct roce_capture *c, const struct roce_flow *f
 		json_object_set_new(o, "peer", f->peer >= 0 ? json_integer(f->peer) : json_null());
 		json_object_set_new(o, "late", json_integer((json_int_t)f->late));
 		json_object_set_new(o, "missing", json_integer((json_int_t)f->missing));
+		json_object_set_new(o, "reframed", json_integer((json_int_t)f->reframed));
+		json_object_set_new(o, "reframed_frame", json_integer((json_int_t)f->reframed_frame));
 	}
 	return o;
 }

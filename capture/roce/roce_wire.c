@@ -136,16 +136,31 @@ static int ranges_add(struct roce_ranges *g, uint32_t psn)
 static int request_figures(struct roce_capture *c, struct roce_flow *f)
 {
 	uint64_t covered = 0;
+	size_t group = 0;                   /* by_psn index of the current PSN's first packet */
+	bool counted = false;
 
 	for (size_t k = 0; k < f->n; k++) {
 		struct roce_rec *r = &f->p[f->by_psn[k]];
 
 		if (k && r->psn == f->p[f->by_psn[k - 1]].psn) {
+			const struct roce_rec *first = &f->p[f->by_psn[group]];
+
+			/* a retransmission must repeat the packet: another opcode or
+			 * length moves the message boundaries (the responder then
+			 * sees messages that are not the ones posted) */
+			if (first->opcode != r->opcode || first->payload != r->payload) {
+				f->reframed += !counted;
+				counted = true;
+				if (!f->reframed_frame || r->frame < f->reframed_frame)
+					f->reframed_frame = r->frame;
+			}
 			r->retransmit = true;
 			f->retransmits++;
 			if (ranges_add(&f->retrans_psns, r->psn))
 				return -1;
 		} else {
+			group = k;
+			counted = false;
 			covered += roce_psns_of(c, r);
 		}
 	}

@@ -39,6 +39,8 @@ struct roce_flow {
 	uint64_t gaps, gap_psns;          /* requests: forward jumps, PSNs jumped over */
 	uint64_t late;                    /* requests: a PSN's first packet after a higher one */
 	uint64_t missing;                 /* requests: PSNs of the span never seen */
+	uint64_t reframed;                /* requests: PSNs sent again with another opcode or length */
+	uint32_t reframed_frame;          /* ... the first such retransmission (frame number) */
 	uint64_t acks, naks[ROCE_AETH_KINDS];
 	uint64_t rnr_wait_us;             /* responses: sum of the RNR NAKs' timers */
 	long peer;                        /* index of the paired flow, -1: none */

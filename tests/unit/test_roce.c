@@ -453,6 +453,34 @@ static void test_join_recv(void **state)
 	roce_capture_free(&c);
 }
 
+/* A retransmission that is not the packet first sent (the lab's rxe resent
+ * a 16-packet SEND as a zero-length SEND_ONLY): counted, its frame named. */
+static void test_reframed(void **state)
+{
+	struct ext reth = { .reth = true, .len = 2048 };
+	struct ext reth0 = { .reth = true, .len = 0 };
+	struct frame f[] = {
+		roce4(2, 1, 0x06, 0x11, 5, &reth, 1024, false),
+		roce4(2, 1, 0x08, 0x11, 6, NULL, 1024, true),
+		roce4(2, 1, 0x0a, 0x11, 5, &reth0, 0, true),     /* PSN 5 again, as WRITE_ONLY of 0 B */
+		roce4(2, 1, 0x08, 0x11, 6, NULL, 1024, true),    /* PSN 6 again, the same packet */
+	};
+	struct roce_capture c = { .path = "mem" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		struct roce_pkt k;
+
+		assert_int_equal(roce_decode(ROCE_LINK_ETHERNET, f[i].b, f[i].n, (uint32_t)f[i].n, &k), ROCE_OK);
+		assert_int_equal(roce_capture_add(&c, &k, T0 + i, (uint32_t)i + 1), 0);
+	}
+	assert_int_equal(roce_capture_finish(&c), 0);
+	assert_int_equal(c.flows[0].retransmits, 2);
+	assert_int_equal(c.flows[0].reframed, 1);
+	assert_int_equal(c.flows[0].reframed_frame, 3);
+	roce_capture_free(&c);
+}
+
 /* The plotting shared with wrtrace plot: units that fit, a legend entry
  * only for a drawn series, a title from the run. */
 static void test_plot_helpers(void **state)
@@ -496,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_flows_from_pcap),
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_recv),
+		cmocka_unit_test(test_reframed),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_plot_helpers),
 	};
