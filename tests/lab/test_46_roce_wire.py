@@ -167,10 +167,11 @@ def test_loss(tools: None, lab: Lab, pair, ours, dev: str, gid: int, note) -> No
     assert t["found"] == iters and t["unfit"] == 0, {k: v for k, v in t.items() if k != "wr"}
     rexmt = [w for w in t["wr"] if w["retransmits"]]
     assert rexmt and t["with_retransmits"] == len(rexmt), "no WR joined with its retransmissions"
-    if seq:
-        naked = [w for w in t["wr"] if w["naks"]["psn_sequence_error"]]
-        assert naked, "NAKs on the wire, none joined with a WR"
-        assert sum(w["naks"]["psn_sequence_error"] for w in t["wr"]) == seq
+    # a gap here is a later PSN that reached node 1 before the dropped one: it NAKs the hole
+    assert seq > 0, f"gaps on the wire but no PSN sequence error NAK decoded: {r}"
+    naked = [w for w in t["wr"] if w["naks"]["psn_sequence_error"]]
+    assert naked, "NAKs on the wire, none joined with a WR"
+    assert sum(w["naks"]["psn_sequence_error"] for w in t["wr"]) == seq
     note(f"netem dropped {drops} of node 2's frames; rdmawire: {q['retransmits']} retransmitted "
          f"packets, {q['gaps']} gaps, {seq} PSN sequence error NAKs, {len(rexmt)} WRs with "
          f"retransmissions, {q['reframed']} PSNs resent as another packet")
