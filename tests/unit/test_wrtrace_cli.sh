@@ -15,7 +15,7 @@ diag() { sed 's/^/# /'; }
 # check NAME CMD...: pass when CMD succeeds
 check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
 
-echo "1..14"
+echo "1..15"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_wrtrace_cli.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -88,15 +88,24 @@ expect_fail "plot without -o fails with usage" "usage:" "$WRTRACE" plot "$tmp/t.
 if ! command -v gnuplot >/dev/null; then
 	ok "plot writes a PNG # SKIP gnuplot not installed (ci/deps installs gnuplot-nox)"
 	ok "plot of a damaged trace fails # SKIP gnuplot not installed"
+	ok "plot is titled by the run # SKIP gnuplot not installed"
 	exit 0
 fi
 if "$WRTRACE" plot "$tmp/t.jsonl" -o "$tmp/o.png" >"$tmp/out" 2>"$tmp/err" &&
 	[ "$(head -c 8 "$tmp/o.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
 	ok "plot writes a PNG"
+	cp "$tmp/out" "$tmp/plot_out"
 else
 	not_ok "plot writes a PNG"
 	diag <"$tmp/err"
 fi
 expect_fail "plot of a damaged trace fails before gnuplot" "bad.csv:5:" \
 	"$WRTRACE" plot "$tmp/bad.csv" -o "$tmp/bad.png"
+# the title is the run's (tool, mode, side, size, WR count), not the file's path
+if grep -Eq "^wrtrace: wrote .*o\.png \([^/]* (RC|UC|UD)[^/]*, [0-9]+ WRs\)$" "$tmp/plot_out" 2>/dev/null; then
+	ok "plot is titled by the run"
+else
+	not_ok "plot is titled by the run"
+	diag <"$tmp/out"
+fi
 exit 0
