@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgpath.h"
 #include "conntable.h"
@@ -71,6 +72,25 @@ static int is_life(const struct bpf_program *p)
 	return strncmp(bpf_program__name(p), "life_", 5) == 0;
 }
 
+/* Maps a view does not use get the least room the kernel takes (a ring
+ * buffer: one page), so that both views' maps do not cost kernel memory
+ * twice (the guests of the lab have 640 MiB). */
+static void shrink_maps(struct bpf_object *obj, int life)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+
+		if (strchr(n, '.') || (strncmp(n, "life_", 5) == 0) == life)
+			continue;   /* .rodata and the like, or the view's own */
+		if (strcmp(n, "devnames") == 0)
+			continue;   /* both views name devices */
+		bpf_map__set_max_entries(m, bpf_map__type(m) == BPF_MAP_TYPE_RINGBUF ?
+					 (unsigned)sysconf(_SC_PAGESIZE) : 1);
+	}
+}
+
 void rm_life_skip(struct bpf_object *obj)
 {
 	struct bpf_program *p;
@@ -78,6 +98,7 @@ void rm_life_skip(struct bpf_object *obj)
 	bpf_object__for_each_program(p, obj)
 		if (is_life(p))
 			bpf_program__set_autoload(p, false);
+	shrink_maps(obj, 0);
 }
 
 static void usage(FILE *f)
@@ -188,6 +209,7 @@ static unsigned setup_hooks(struct rdmamon_bpf *skel, struct bpf_link **links)
 		}
 	}
 	rm_btf_close(btf);
+	shrink_maps(skel->obj, 1);
 	err = rdmamon_bpf__load(skel);
 	if (err)
 		die("cannot load the BPF programs (%s); libbpf's messages above say which", strerror(-err));

@@ -107,12 +107,14 @@ struct rdma_cm_event___life {
 #define LIFE_QP_PORT (1u << 5)
 #define LIFE_QP_AV (1u << 7)
 #define LIFE_QP_DEST_QPN (1u << 20)
+#define LIFE_NO_PREALLOC 1u   /* BPF_F_NO_PREALLOC: memory as objects come, not 64k entries up front */
 #define LIFE_QPS_RESET 0
 #define LIFE_QPS_RTR 2
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, RM_MAX_OBJS);
+	__uint(map_flags, LIFE_NO_PREALLOC);
 	__type(key, struct rm_qp_key);
 	__type(value, struct rm_qp_info);
 } life_qps SEC(".maps");
@@ -121,6 +123,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
+	__uint(map_flags, LIFE_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct rm_qp_key);
 } life_destroying SEC(".maps");
@@ -129,8 +132,9 @@ struct {
  * peer, the kernel's own AHs (rdma_cm's MADs, destroyed through the same
  * function) are not. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, RM_MAX_OBJS);
+	__uint(map_flags, LIFE_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct rm_qp_info);
 } life_ahs SEC(".maps");

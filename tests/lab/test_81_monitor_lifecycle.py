@@ -26,7 +26,6 @@ import json
 import os
 import re
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -70,6 +69,21 @@ class LifeMon:
             time.sleep(0.2)
         raise AssertionError(f"rdmamon on node {self.node} not attached in {timeout}s\n{self.evidence()}")
 
+    def lines(self) -> list[dict[str, Any]]:
+        """The complete lines written so far."""
+        text = self.out.read_text() if self.out.exists() else ""
+        return [json.loads(l) for l in text[:text.rfind("\n") + 1].splitlines() if l.strip()]
+
+    def wait_destroyed(self, qpns: set[int], since: int, timeout: float = 30) -> list[dict[str, Any]]:
+        """The lines after the first since, once every QP of qpns has its destroy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            evs = self.lines()[since:]
+            gone = {e["qpn"] for e in evs if e["event"] == "qp_destroy"}
+            if qpns <= gone or time.monotonic() > deadline:
+                return evs
+            time.sleep(0.3)
+
     def stop(self) -> list[dict[str, Any]]:
         """SIGINT; its lines, the last two the summary and the final table."""
         self.stop_file.touch()
@@ -77,7 +91,7 @@ class LifeMon:
             rc = self.proc.wait(timeout=60)
         finally:
             self.log.close()
-        lines = [json.loads(l) for l in self.out.read_text().splitlines() if l.strip()]
+        lines = self.lines()
         assert rc == 0, f"rdmamon {self.tag} exit {rc}\n{self.evidence()}"
         assert len(lines) >= 2 and lines[-2]["event"] == "summary" and lines[-1]["event"] == "conns" \
             and lines[-1]["final"] is True, f"{self.tag}: no summary and final table\n{self.evidence()}"
@@ -95,6 +109,43 @@ def monitors(lab: Lab, workdir: Path, tag: str) -> dict[int, LifeMon]:
     for m in mons.values():
         m.wait_ready()
     return mons
+
+
+# The tests share one unfiltered monitor per node (each start loads the BPF
+# object: seconds under TCG); filter, the last, stops them and checks their
+# summaries. A test run alone, or after a lab reboot, starts them.
+_SHARED: dict[str, dict[int, LifeMon]] = {}
+_OTHERS: list[LifeMon] = []   # stopped at the end of the module if a test could not
+
+
+def shared_monitors(lab: Lab, workdir: Path) -> dict[int, LifeMon]:
+    mons = _SHARED.get("mons")
+    if mons is None or any(m.proc.poll() is not None for m in mons.values()):
+        mons = _SHARED["mons"] = monitors(lab, workdir, "shared")
+    return mons
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_shared() -> Any:
+    yield
+    for m in [*_SHARED.pop("mons", {}).values(), *_OTHERS]:
+        m.stop_file.touch()
+
+
+def run_watched(lab: Lab, workdir: Path, runs: list[tuple[str, Any]]) -> tuple[list[tuple[str, Pair]], dict[int, list[dict[str, Any]]]]:
+    """Each run() under the shared monitors; the events since, per node,
+    once the QPs the tools name are destroyed."""
+    mons = shared_monitors(lab, workdir)
+    since = {n: len(m.lines()) for n, m in mons.items()}
+    done = [(name, run()) for name, run in runs]
+    evs = {}
+    for n, m in mons.items():
+        qpns: set[int] = set()
+        for _, p in done:
+            if p.ok:
+                qpns |= {t[0] for t in addresses(p.server.text if n == 1 else p.client.text)}
+        evs[n] = m.wait_destroyed(qpns, since[n])
+    return done, evs
 
 
 def stop_all(mons: dict[int, LifeMon]) -> dict[int, list[dict[str, Any]]]:
@@ -184,14 +235,10 @@ def test_rc_tuple(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, 
         note(f"6.06 not run: {no_upstream}")
     else:
         builds.append(("6.06", str(Path(UPSTREAM) / "ib_send_bw")))
-    mons = monitors(lab, workdir, "rc")
-    runs = []
-    try:
-        for name, tool in builds:
-            argv = [tool, "-d", dev, "-x", str(gid), *N]
-            runs.append((name, run_pair(pair, f"rc-{name}", argv, argv)))
-    finally:
-        evs = stop_all(mons)
+    def one(tool: str, name: str) -> Any:
+        argv = [tool, "-d", dev, "-x", str(gid), *N]
+        return lambda: run_pair(pair, f"rc-{name}", argv, argv)
+    runs, evs = run_watched(lab, workdir, [(name, one(tool, name)) for name, tool in builds])
     for name, p in runs:
         assert p.ok, p.evidence()
         seen = []
@@ -205,12 +252,8 @@ def test_rc_tuple(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, 
 def test_rdma_cm(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, ours: Any,
                  workdir: Path, note: Any) -> None:
     need(caps.rdma_cm(lab, 1) or caps.rdma_cm(lab, 2))
-    mons = monitors(lab, workdir, "cm")
-    try:
-        argv = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-R", *N]
-        p = run_pair(pair, "rdma-cm", argv, argv)
-    finally:
-        evs = stop_all(mons)
+    argv = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-R", *N]
+    ((_, p),), evs = run_watched(lab, workdir, [("-R", lambda: run_pair(pair, "rdma-cm", argv, argv))])
     assert p.ok, p.evidence()
     port = int(p.server.argv[p.server.argv.index("-p") + 1])
     a1, a2 = lab.addr(1), lab.addr(2)
@@ -232,12 +275,8 @@ def test_rdma_cm(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, o
 @pytest.mark.name("ud-ah")
 def test_ud_ah(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, ours: Any,
                workdir: Path, note: Any) -> None:
-    mons = monitors(lab, workdir, "ud")
-    try:
-        argv = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-c", "UD", *N]
-        p = run_pair(pair, "ud", argv, argv)
-    finally:
-        evs = stop_all(mons)
+    argv = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-c", "UD", *N]
+    ((_, p),), evs = run_watched(lab, workdir, [("UD", lambda: run_pair(pair, "ud", argv, argv))])
     assert p.ok, p.evidence()
     (lq, lg, rq, rg), = addresses(p.client.text)
     ahs = [e for e in evs[2] if e["event"] == "ah_create"
@@ -260,37 +299,49 @@ PIDWRAP = 'echo $$ > "$0"; while [ ! -e "$0.go" ]; do sleep 0.1; done; exec "$@"
 
 
 @pytest.mark.name("filter")
-def test_filter(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, ours: Any,
-                workdir: Path, note: Any) -> None:
+def test_filter(monitor_ready: None, lab: Lab, dev: str, gid: int, ours: Any, workdir: Path,
+                note: Any) -> None:
     pidf = lab.share() / "life-filter.pid"
     go = Path(f"{pidf}.go")
     for f in (pidf, go):
         f.unlink(missing_ok=True)
-    argv = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), *N]
-    res: dict[str, Pair] = {}
-    # the server (node 1) waits for go under its final pid; the client runs on node 1 too
-    t = threading.Thread(target=lambda: res.update(
-        p=pair("filter", ["sh", "-c", PIDWRAP, str(pidf), *argv], argv, cnode=1)))
-    t.start()
-    mons: list[LifeMon] = []
+    port = str(18900 + os.getpid() % 100)
+    argv = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), *N, "-p", port]
+    # the server waits for go under its final pid (sh execs it), so that
+    # --pid can name it before it creates its QP; the client runs on node 1 too
+    shared = shared_monitors(lab, workdir)
+    since = len(shared[1].lines())
+    srv_log = open(workdir / "filter.srv", "wb")
+    srv = lab.start(1, ["sh", "-c", PIDWRAP, str(pidf), *argv], 120, srv_log, subprocess.STDOUT)
+    mon: Optional[LifeMon] = None
+    cli = None
     try:
         deadline = time.monotonic() + 60
         while not (pidf.exists() and pidf.read_text().strip()) and time.monotonic() < deadline:
+            assert srv.poll() is None, "the server ended before it wrote its pid"
             time.sleep(0.1)
         spid = int(pidf.read_text())
-        mons = [LifeMon(lab, 1, "filter-pid", workdir, ("--pid", str(spid))),
-                LifeMon(lab, 1, "filter-all", workdir)]
-        for m in mons:
-            m.wait_ready()
+        mon = LifeMon(lab, 1, "filter-pid", workdir, ("--pid", str(spid)))
+        _OTHERS.append(mon)
+        mon.wait_ready()
+        go.touch()
+        assert lab.wait_listen(1, port=int(port)), f"the server does not listen on {port}"
+        cli = lab.exec(1, [*argv, lab.addr(1)], timeout=120)
+        src = srv.wait(timeout=60)
     finally:
         go.touch()
-        t.join()
-        evs = [m.stop() for m in mons]
-    p = res["p"]
-    assert p.ok, p.evidence()
-    (sq, *_), = addresses(p.server.text)
-    (cq, *_), = addresses(p.client.text)
-    picked, every = evs
+        if srv.poll() is None:
+            srv.kill()
+        srv_log.close()
+    srv_text = (workdir / "filter.srv").read_text(errors="replace")
+    assert cli.rc == 0 and src == 0, f"server exit {src}:\n{srv_text[-2000:]}\nclient:\n{cli.evidence()}"
+    (sq, *_), = addresses(srv_text)
+    (cq, *_), = addresses(cli.text)
+    every = shared[1].wait_destroyed({sq, cq}, since)
+    assert mon is not None
+    picked = mon.stop()
+    # the last test on the shared monitors: SIGINT, summaries, nothing lost
+    stop_all(_SHARED.pop("mons"))
     assert picked and all(e["pid"] == spid for e in picked), \
         f"--pid {spid} let others through: {[e for e in picked if e['pid'] != spid][:3]}"
     assert {e["qpn"] for e in picked} == {sq}, f"--pid {spid}: QPs {[e['qpn'] for e in picked]}, server's {sq:#x}"
@@ -298,6 +349,7 @@ def test_filter(monitor_ready: None, lab: Lab, dev: str, gid: int, pair: Any, ou
     others = [e for e in every if e.get("qpn") == cq]
     assert others and all(e["pid"] != spid for e in others), \
         f"the unfiltered monitor did not see the client's QP {cq:#x}"
+
     def bare(es: list[dict[str, Any]]) -> list[dict[str, Any]]:   # each monitor stamps its own time
         return [{k: v for k, v in e.items() if k not in ("mono_ns", "time_ns")} for e in es]
     assert bare([e for e in every if e.get("qpn") == sq]) == bare(picked), \
