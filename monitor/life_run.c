@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,6 +164,24 @@ static void parse(int argc, char **argv, struct life_opts *o)
 		die("unexpected argument '%s'", argv[optind]);
 	if ((!o->conns) && o->count)
 		die("-c is for the conns view");
+}
+
+/* A filter that can select nothing is a mistake: say so now. */
+static void check_filter(const struct life_opts *o)
+{
+	char path[4096];
+	struct stat st;
+
+	if (o->f.dev) {
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s", o->f.dev);
+		if (stat(path, &st) != 0)
+			die("--dev: no RDMA device '%s' (%s missing; see 'rdma link')", o->f.dev, path);
+	}
+	if (o->f.cgroup) {
+		snprintf(path, sizeof(path), "%s/%s", o->cgroot, o->f.cgroup);
+		if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			die("--cgroup: no cgroup '%s' (%s is not a directory)", o->f.cgroup, path);
+	}
 }
 
 /* --- hooks ---------------------------------------------------------------------------- */
@@ -418,6 +437,7 @@ int rm_life_main(int argc, char **argv)
 	parse(argc, argv, &o);
 	if (rm_env_check(msg, sizeof(msg)))
 		die("%s", msg);
+	check_filter(&o);   /* after the mounts: the cgroup2 tree is there now */
 	c.o = &o;
 	c.cg = rm_cgpaths_new(o.cgroot);
 	if (!c.cg || rm_cgpaths_scan(c.cg) < 0)
