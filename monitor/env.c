@@ -126,6 +126,16 @@ int rm_btf_has_func(const struct rm_btf_probe *p, const char *name)
 	return 0;
 }
 
+int rm_btf_has_typedef(const struct rm_btf_probe *p, const char *name)
+{
+	if (btf__find_by_name_kind(p->vmlinux, name, BTF_KIND_TYPEDEF) > 0)
+		return 1;
+	for (size_t i = 0; i < NMODS; i++)
+		if (p->mods[i] && btf__find_by_name_kind(p->mods[i], name, BTF_KIND_TYPEDEF) > 0)
+			return 1;
+	return 0;
+}
+
 void rm_btf_close(struct rm_btf_probe *p)
 {
 	if (!p)

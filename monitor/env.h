@@ -16,6 +16,8 @@ struct rm_btf_probe;
 /* Loads vmlinux and the RDMA modules' BTF; NULL with msg on failure. */
 struct rm_btf_probe *rm_btf_open(char *msg, size_t len);
 int rm_btf_has_func(const struct rm_btf_probe *p, const char *name);
+/* A BTF tracepoint's type is the typedef btf_trace_<name>. */
+int rm_btf_has_typedef(const struct rm_btf_probe *p, const char *name);
 void rm_btf_close(struct rm_btf_probe *p);
 
 #endif

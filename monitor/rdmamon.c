@@ -2,6 +2,7 @@
 /* rdmamon: an eBPF view of the RDMA control path (see rdmamon.8).
  *   rdmamon [top] [-i SECONDS] [-c COUNT] [--json]   counts and rates per interval
  *   rdmamon events [--json]                            one line per object add/delete, call
+ *   rdmamon lifecycle|conns ...                        QP lifecycle, connections (life_run.c)
  * Loads rdmamon.bpf.c (skeleton), hooks what the running kernel has, seeds
  * the objects that existed before start from `rdma resource`, then reads the
  * maps each interval. SIGINT/SIGTERM: a final summary, then everything is
@@ -21,6 +22,7 @@
 
 #include "cgpath.h"
 #include "env.h"
+#include "life_run.h"
 #include "names.h"
 #include "rdmamon.h"
 /* generated in the build tree by bpftool (not a source file: ci/check-layers
@@ -60,6 +62,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmamon [top] [-i SECONDS] [-c COUNT] [--json] [--cgroup-root DIR]\n"
 		   "       rdmamon events [--json]\n"
+		   "       rdmamon lifecycle|conns [--json] [--pid P] [--cgroup PATH] [--dev D] [--qpn N]\n"
 		   "Counts RDMA objects (QP, CQ, PD, MR, SRQ, AH, CM id) per device and cgroup, the\n"
 		   "create/modify/destroy calls and their failures, from ib_core/ib_uverbs hooks.\n");
 }
@@ -87,7 +90,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		if (strcmp(argv[1], "events") == 0)
 			o->events = 1;
 		else if (strcmp(argv[1], "top") != 0)
-			die("unknown view '%s' (top or events)", argv[1]);
+			die("unknown view '%s' (top, events, lifecycle or conns)", argv[1]);
 		argv++;
 		argc--;
 	}
@@ -420,6 +423,8 @@ int main(int argc, char **argv)
 	long printed = 0;
 	int err;
 
+	if (argc > 1 && rm_life_is_view(argv[1]))
+		return rm_life_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
 	if (rm_env_check(msg, sizeof(msg)))
 		die("%s", msg);
@@ -433,6 +438,7 @@ int main(int argc, char **argv)
 	if (!skel)
 		die("cannot open the BPF object: %s", strerror(errno));
 	plan_hooks(skel, btf, &h);
+	rm_life_skip(skel->obj);
 	rm_btf_close(btf);
 	err = rdmamon_bpf__load(skel);
 	if (err)
