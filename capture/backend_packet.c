@@ -19,6 +19,8 @@
 #include "backend.h"
 #include "frame.h"
 
+#define RETIRE_MS 50
+
 struct ring {
 	int fd;
 	uint8_t *map;
@@ -108,17 +110,24 @@ static int ring_open(struct ring *r, const struct cap_opts *o, const char *netde
 	/* protocol 0: nothing is queued before the filter is on */
 	r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (r->fd < 0) {
+		int e = errno;
+
 		fprintf(stderr, "rdmacap: packet: AF_PACKET socket: %s (%s)%s\n", strerrorname_np(errno),
 			strerror(errno), errno == EPERM ? "; it needs CAP_NET_RAW (root), the ud backend does not" : "");
+		errno = e;
 		return -1;
 	}
-	r->block_size = 1u << 20;
-	r->nblocks = mb < 2 ? 2 : mb;
+	/* Many small blocks: a block is handed over when full or after
+	 * tp_retire_blk_tov, so at a low rate each block holds one timeout's
+	 * packets and the count of blocks times the timeout is how long a
+	 * stalled writer can sleep before the ring drops (64 x 50 ms per 16 MiB). */
+	r->block_size = 256u << 10;
+	r->nblocks = (mb < 1 ? 1 : mb) * 4;
 	req.tp_block_size = r->block_size;
 	req.tp_block_nr = r->nblocks;
 	req.tp_frame_size = 2048;
 	req.tp_frame_nr = r->block_size / 2048 * r->nblocks;
-	req.tp_retire_blk_tov = 10;  /* ms: a quiet stream's packets still come out soon */
+	req.tp_retire_blk_tov = RETIRE_MS;  /* a quiet stream's packets still come out soon */
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
 	    setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req))) {
 		fprintf(stderr, "rdmacap: packet: TPACKET_V3 ring on %s: %s\n", netdev, strerror(errno));
@@ -203,8 +212,11 @@ int cap_run_packet(const struct cap_opts *o, volatile sig_atomic_t *stop)
 		rings[i].map = NULL;
 	}
 	for (int i = 0; i < n; i++) {
-		if (ring_open(&rings[i], o, o->netdevs[i], mb))
+		if (ring_open(&rings[i], o, o->netdevs[i], mb)) {
+			if (rings[i].fd < 0 && errno == EPERM)
+				rc = 3;  /* cannot run here: as raw and sniffer, nothing written */
 			goto out;
+		}
 		if (o->ngroups && (igmp[i] = cap_igmp_join(o, o->netdevs[i])) < 0)
 			goto out;
 		pfd[i] = (struct pollfd){ .fd = rings[i].fd, .events = POLLIN | POLLERR };
@@ -213,8 +225,10 @@ int cap_run_packet(const struct cap_opts *o, volatile sig_atomic_t *stop)
 		fprintf(stderr, "rdmacap: out of memory\n");
 		goto out;
 	}
+	for (int i = 0; i < n; i++)
+		cap_engine_watch(&e, o->netdevs[i]);
 	printf("rdmacap: packet: %d netdev(s), %u MiB ring(s), %d group(s)%s; timestamps: host clock "
-	       "(kernel receive time)\n", n, mb < 2 ? 2 : mb, o->ngroups, o->roce ? ", RoCE v2 (UDP 4791)" : "");
+	       "(kernel receive time)\n", n, mb < 1 ? 1 : mb, o->ngroups, o->roce ? ", RoCE v2 (UDP 4791)" : "");
 	fflush(stdout);
 	while (!cap_engine_done(&e) && !err) {
 		poll(pfd, (nfds_t)n, 100);
@@ -227,7 +241,7 @@ int cap_run_packet(const struct cap_opts *o, volatile sig_atomic_t *stop)
 	}
 	/* the blocks still open retire within tp_retire_blk_tov: take them too */
 	if (!err && !e.error) {
-		struct timespec ts = { 0, 30 * 1000000 };
+		struct timespec ts = { 0, (RETIRE_MS + 30) * 1000000L };
 
 		nanosleep(&ts, NULL);
 		for (int i = 0; i < n && !err; i++)

@@ -14,9 +14,13 @@
 #include <linux/if_ether.h>
 #include "backend.h"
 
-static void advice(const struct cap_opts *o, const char *dev)
+static void advice(const struct cap_opts *o, const char *dev, int err)
 {
-	if (o->backend == CAP_SNIFFER)
+	if (err == EPERM)
+		/* packet needs CAP_NET_RAW too: only ud runs without it */
+		fprintf(stderr, "rdmacap: use instead: rdmacap ud -d %s -g GROUP -o DIR (RoCE v2 multicast, no "
+			"capability needed), or grant CAP_NET_RAW (root, setcap cap_net_raw+ep)\n", dev);
+	else if (o->backend == CAP_SNIFFER)
 		fprintf(stderr, "rdmacap: use instead: rdmacap packet --roce -i NETDEV -o DIR (the RoCE v2 frames "
 			"of a device that does not offload RoCE, such as rxe, reach its netdev)\n");
 	else
@@ -28,7 +32,7 @@ static int refuse(const struct cap_opts *o, const char *dev, int err, const char
 {
 	fprintf(stderr, "rdmacap: %s: %s: %s: %s (%s)\n", cap_backend_name(o->backend), dev, what,
 		strerrorname_np(err) ? strerrorname_np(err) : "?", strerror(err));
-	advice(o, dev);
+	advice(o, dev, err);
 	return 3;
 }
 
@@ -98,7 +102,7 @@ int cap_run_raw(const struct cap_opts *o, volatile sig_atomic_t *stop)
 				fprintf(stderr, "rdmacap: %s: %s has RAW_PACKET QPs, but the steered %s receive "
 					"path is not implemented yet (issue 20)\n", cap_backend_name(o->backend),
 					o->devs[i], cap_backend_name(o->backend));
-				advice(o, o->devs[i]);
+				advice(o, o->devs[i], 0);
 				rc = 3;
 			}
 		}

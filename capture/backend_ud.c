@@ -273,6 +273,8 @@ int cap_run_ud(const struct cap_opts *o, volatile sig_atomic_t *stop)
 		fprintf(stderr, "rdmacap: out of memory\n");
 		goto out;
 	}
+	for (int i = 0; i < n; i++)
+		cap_engine_watch(&e, d[i].netdev);
 	printf("rdmacap: ud: %d device(s), %d group(s), %u receive buffers of %zu + %zu B (payload in %s); "
 	       "timestamps: host clock (the device does not stamp completions)\n", n, o->ngroups, o->slots,
 	       d[0].hslot, d[0].pslot - 4, d[0].pbuf_huge ? "hugepages" : "host memory");

@@ -44,6 +44,26 @@ int cap_engine_init(struct cap_engine *e, const struct cap_opts *o, const char *
 	return 0;
 }
 
+static uint64_t watched_drops(const struct cap_engine *e)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < e->nwatch; i++)
+		n += cap_netdev_rx_drops(e->watch[i]);
+	return n;
+}
+
+void cap_engine_watch(struct cap_engine *e, const char *netdev)
+{
+	if (e->nwatch >= CAP_MAX_LIST)
+		return;
+	for (int i = 0; i < e->nwatch; i++)
+		if (!strcmp(e->watch[i], netdev))
+			return;
+	e->watch_base += cap_netdev_rx_drops(netdev);
+	e->watch[e->nwatch++] = netdev;
+}
+
 static bool wanted_group(const struct cap_opts *o, const struct cap_frame *f)
 {
 	if (o->roce || !o->ngroups)
@@ -222,10 +242,11 @@ static void print_line(struct cap_engine *e, FILE *to, const char *what, double 
 	const struct cap_drops *d = &e->drops;
 
 	fprintf(to, "%s %.1f s: %llu pkts %llu B (%.0f pkt/s %.2f Mb/s) lost %llu late %llu | drops: "
-		"kernel %llu freeze %llu starved %llu miss %llu not-udp %llu table-full %llu cut %llu "
+		"netdev %llu kernel %llu freeze %llu starved %llu miss %llu not-udp %llu table-full %llu cut %llu "
 		"write-stalls %llu | polls/pkt %.2f\n",
 		what, secs, (unsigned long long)e->packets, (unsigned long long)e->bytes, rate_pps, rate_mbps,
-		(unsigned long long)lost, (unsigned long long)late, (unsigned long long)d->kernel,
+		(unsigned long long)lost, (unsigned long long)late, (unsigned long long)d->netdev,
+		(unsigned long long)d->kernel,
 		(unsigned long long)d->ring_freeze, (unsigned long long)d->starved,
 		(unsigned long long)d->miss, (unsigned long long)d->not_udp,
 		(unsigned long long)d->table_full, (unsigned long long)d->cut,
@@ -241,6 +262,7 @@ void cap_engine_tick(struct cap_engine *e)
 
 	if (dt < 1.0)
 		return;
+	e->drops.netdev = watched_drops(e) - e->watch_base;
 	if (!e->o->quiet)
 		print_line(e, stdout, "rdmacap:", (double)(now - e->t0_ns) / 1e9,
 			   (double)(e->packets - e->last_pkts) / dt,
@@ -285,14 +307,14 @@ static json_t *summary_json(struct cap_engine *e, double secs)
 			"lost", (json_int_t)s->seq.lost, "late", (json_int_t)s->seq.late,
 			"seq_short", (json_int_t)s->seq.short_pkts, "files", files));
 	}
-	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
 			 " s:o, s:s?}",
 		"backend", cap_backend_name(e->o->backend), "timestamps", e->ts_kind, "seconds", secs,
 		"packets", (json_int_t)e->packets, "bytes", (json_int_t)e->bytes,
 		"lost", (json_int_t)lost, "late", (json_int_t)late,
 		"polls_per_packet", e->packets ? (double)e->polls / (double)e->packets : 0.0,
 		"sources_count", (json_int_t)e->nsrc,
-		"drops", "kernel", (json_int_t)d->kernel, "ring_freeze", (json_int_t)d->ring_freeze,
+		"drops", "netdev", (json_int_t)d->netdev, "kernel", (json_int_t)d->kernel, "ring_freeze", (json_int_t)d->ring_freeze,
 		"starved", (json_int_t)d->starved, "steering_miss", (json_int_t)d->miss,
 		"not_udp", (json_int_t)d->not_udp, "table_full", (json_int_t)d->table_full,
 		"cut", (json_int_t)d->cut, "write_stalls", (json_int_t)stalls_total(e),
@@ -305,6 +327,7 @@ int cap_engine_finish(struct cap_engine *e)
 	char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN], path[512];
 	int rc = 0;
 
+	e->drops.netdev = watched_drops(e) - e->watch_base;
 	for (unsigned i = 0; i < e->nsrc; i++)
 		for (int k = 0; k < 3; k++)
 			if (cap_out_close(&e->src[i].out[k]) && !e->error) {

@@ -33,6 +33,7 @@ struct cap_drops {
 	uint64_t not_udp;     /* not IPv4/UDP: cannot be attributed */
 	uint64_t table_full;  /* a new source beyond --max-sources */
 	uint64_t cut;         /* longer than the snap length / the receive buffer */
+	uint64_t netdev;      /* the netdevs' receive drops during the capture (all traffic) */
 };
 
 struct cap_source {
@@ -54,12 +55,17 @@ struct cap_engine {
 	struct cap_drops drops;
 	uint64_t t0_ns, last_tick_ns, last_pkts, last_bytes;
 	volatile sig_atomic_t *stop;
+	const char *watch[CAP_MAX_LIST];  /* netdevs whose receive drops are counted */
+	int nwatch;
+	uint64_t watch_base;
 	int error;             /* errno of the write that stopped the capture */
 	char error_path[512];
 };
 
 int cap_engine_init(struct cap_engine *e, const struct cap_opts *o, const char *ts_kind,
 		    volatile sig_atomic_t *stop);
+/* Count the receive drops of this netdev from now on (drops.netdev). */
+void cap_engine_watch(struct cap_engine *e, const char *netdev);
 /* One packet; -1 when a file write failed (capture must stop). */
 int cap_engine_packet(struct cap_engine *e, const struct cap_pkt *p);
 /* The live line, once a second. */

@@ -56,7 +56,7 @@ int cap_frame_from_grh(uint8_t *out, const uint8_t *grh, uint32_t src_qp, uint32
 	size_t udp_len = CAP_UDP_LEN + CAP_BTH_DETH_LEN + payload_len + 4;  /* + ICRC */
 	uint8_t *o = out;
 
-	if ((ip[0] >> 4) != 4)
+	if ((ip[0] >> 4) != 4 || udp_len + CAP_IP_LEN > 0xffff)
 		return -1;
 	/* Ethernet: the group's IPv4 multicast MAC, a zero source (verbs hide it) */
 	memset(o, 0, CAP_ETH_LEN);
@@ -67,6 +67,8 @@ int cap_frame_from_grh(uint8_t *out, const uint8_t *grh, uint32_t src_qp, uint32
 	memcpy(o, ip, CAP_IP_LEN);
 	o[0] = 0x45;
 	put16(o + 2, (uint16_t)(CAP_IP_LEN + udp_len));
+	o[6] = 0x40;  /* one whole datagram: DF, no fragment offset */
+	o[7] = 0;
 	o[9] = 17;
 	/* checksum recomputed over the rebuilt header */
 	o[10] = o[11] = 0;

@@ -312,6 +312,27 @@ int cap_netdev_mtu(const char *netdev)
 	return mtu;
 }
 
+uint64_t cap_netdev_rx_drops(const char *netdev)
+{
+	static const char *const names[] = { "rx_dropped", "rx_missed_errors", "rx_fifo_errors" };
+	uint64_t sum = 0;
+
+	for (int i = 0; i < 3; i++) {
+		char path[160];
+		unsigned long long v;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", netdev, names[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &v) == 1)
+			sum += v;
+		fclose(f);
+	}
+	return sum;
+}
+
 static int check_outdir(const char *dir, char *err, size_t errlen)
 {
 	char probe[PATH_MAX];

@@ -58,6 +58,10 @@ int cap_opts_check(const struct cap_opts *o, char *err, size_t errlen);
 
 const char *cap_backend_name(enum cap_backend b);
 
+/* The netdev's receive drops so far (sysfs rx_dropped + rx_missed_errors +
+ * rx_fifo_errors): packets the host lost before any socket or QP saw them. */
+uint64_t cap_netdev_rx_drops(const char *netdev);
+
 /* MTU of a netdev from sysfs, or -1. */
 int cap_netdev_mtu(const char *netdev);
 
