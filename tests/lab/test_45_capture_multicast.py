@@ -59,7 +59,7 @@ def mcast(lab: Lab) -> None:
 def start_capture(lab: Lab, argv: list[str], log: Path) -> "subprocess.Popen[bytes]":
     """rdmacap on node 3, returned once its banner says the joins are done."""
     with open(log, "wb") as f:
-        p = lab.start(3, argv, 150, f, subprocess.STDOUT)
+        p = lab.start(3, argv, 450, f, subprocess.STDOUT)
     for _ in range(120):
         if "rdmacap: ud:" in log.read_text(errors="replace") or \
                 "rdmacap: packet:" in log.read_text(errors="replace") or p.poll() is not None:
@@ -67,6 +67,14 @@ def start_capture(lab: Lab, argv: list[str], log: Path) -> "subprocess.Popen[byt
         time.sleep(0.5)
     assert p.poll() is None, f"rdmacap stopped at start\n{labctl.tail(log.read_text(), 30, '  | ')}"
     return p
+
+
+def wait(p: "subprocess.Popen[bytes]", secs: float) -> Any:
+    """The exit code, or None when it did not end in time (the evidence says)."""
+    try:
+        return p.wait(secs)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 _ud: dict[str, Any] = {}
@@ -84,7 +92,7 @@ def ud_run(mcast: None, lab: Lab, pair, ours, upstream_bin, dev: str, gid: int,
     log = workdir / "rdmacap-ud.log"
     g = [a for grp in UD_GROUPS for a in ("-g", grp)]
     cap = start_capture(lab, [str(CAPTURE / "rdmacap"), "ud", "-d", dev, *g, "-o", str(out),
-                              "-c", str(2 * N), "-t", "100", "--json", str(out / "run.json")], log)
+                              "-c", str(2 * N), "-t", "400", "--json", str(out / "run.json")], log)
     try:
         common = ["-d", dev, "-x", str(gid), "-c", "UD", "-g", "-n", str(N), "-s", str(SIZE)]
         a = [ours("ib_send_bw"), *common, "-M", UD_GROUPS[0], "--oob_timeout", "60"]
@@ -104,7 +112,7 @@ def ud_run(mcast: None, lab: Lab, pair, ours, upstream_bin, dev: str, gid: int,
             stop.touch()
             labctl.kill_group(hold)
             stop.unlink(missing_ok=True)
-        rc = cap.wait(130)
+        rc = wait(cap, 60)  # the count is reached once both senders are done
     finally:
         labctl.kill_group(cap)
     _ud.clear()
@@ -160,7 +168,7 @@ def test_packet_seeded_loss(mcast: None, lab: Lab, workdir: Path, note) -> None:
     log = workdir / "rdmacap-packet.log"
     g = [a for grp in PK_GROUPS for a in ("-g", grp)]
     cap = start_capture(lab, [str(CAPTURE / "rdmacap"), "packet", "-i", "eth0", *g, "-o", str(out),
-                              "--preset", "seed", "-c", str(2 * 4 * (COUNT - 4)), "-t", "90",
+                              "--preset", "seed", "-c", str(2 * 4 * (COUNT - 4)), "-t", "300",
                               "--json", str(out / "run.json")], log)
     gens = []
     try:
@@ -169,8 +177,8 @@ def test_packet_seeded_loss(mcast: None, lab: Lab, workdir: Path, note) -> None:
             gens.append(lab.start(node, [str(CAPTURE / "streamgen"), "-i", "eth0", *g, "-n", str(COUNT),
                                          "-l", "512", "-r", "100", "--skip", SKIP], 120, f,
                                   subprocess.STDOUT))
-        grc = [p.wait(130) for p in gens]
-        rc = cap.wait(100)
+        grc = [wait(p, 200) for p in gens]
+        rc = wait(cap, 60)
     finally:
         for p in [*gens, cap]:
             labctl.kill_group(p)

@@ -4,7 +4,8 @@ any capture, with the errno named and the backend to use instead, exit 3,
 nothing written - as root (rxe has no RAW_PACKET QPs: EOPNOTSUPP) and
 without CAP_NET_RAW (EPERM). packet --roce records an RC ib_write_bw run's
 RoCE v2 frames on node 1: tshark reads the same number of frames, both
-directions are there, and the data PSNs of the requester are continuous."""
+directions are there, and the data PSNs of the requester are continuous;
+rdmacap is stopped by SIGINT and exits 0 with every file whole."""
 
 import json
 import os
@@ -49,19 +50,29 @@ def test_packet_roce(lab: Lab, pair, ours, dev: str, gid: int, workdir: Path, no
     subprocess.run(["rm", "-rf", str(out)], check=True)
     out.mkdir(parents=True)
     log = workdir / "rdmacap-roce.log"
+    stop = out.parent / "cap-roce.stop"
+    stop.unlink(missing_ok=True)
+    # stopped by SIGINT once the run is over: every file must then be whole
+    script = (f'{CAPTURE / "rdmacap"} packet --roce -i eth0 -o {out} --json {out / "run.json"} & p=$!; '
+              f'while [ ! -e {stop} ] && kill -0 $p 2>/dev/null; do sleep 0.2; done; kill -INT $p; wait $p')
     with open(log, "wb") as f:
-        cap = lab.start(1, [str(CAPTURE / "rdmacap"), "packet", "--roce", "-i", "eth0", "-o", str(out),
-                            "-t", "40", "--json", str(out / "run.json")], 90, f, subprocess.STDOUT)
+        cap = lab.start(1, ["sh", "-c", script], 300, f, subprocess.STDOUT)
     try:
         for _ in range(60):
             if "rdmacap: packet:" in log.read_text(errors="replace"):
                 break
             subprocess.run(["sleep", "0.5"])
         args = [ours("ib_write_bw"), "-d", dev, "-x", str(gid), "-s", "4096", "-n", "200"]
-        p = pair("roce", args, args, snode=2, cnode=1, timeout=120)
-        rc = cap.wait(80)
+        p = pair("roce", args, args, snode=2, cnode=1, timeout=200)
+        stop.touch()
+        try:
+            rc = cap.wait(60)
+        except subprocess.TimeoutExpired:
+            rc = None
     finally:
+        stop.touch()
         labctl.kill_group(cap)
+        stop.unlink(missing_ok=True)
     text = log.read_text(errors="replace")
     ev = "--- rdmacap on node 1:\n" + labctl.tail(text, 20, "  | ") + "\n" + p.evidence()
     assert p.ok and rc == 0, f"pair ok {p.ok}, rdmacap exit {rc}\n{ev}"
