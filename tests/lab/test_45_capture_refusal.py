@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,12 @@ from benchlib import labctl
 from benchlib.labctl import Lab
 
 TOP = Path(__file__).resolve().parents[2]
+
+
+def losses(j: dict[str, Any]) -> int:
+    """Packets dropped, by any cause. A write stall (a write over 50 ms, as on
+    the lab's 9p share under load) is counted apart: a warning, not a loss."""
+    return sum(v for k, v in j["drops"].items() if k not in ("write_stalls", "not_udp"))
 CAPTURE = Path(os.environ.get("PT_BUILD") or TOP / "build") / "capture"
 
 
@@ -77,7 +84,7 @@ def test_packet_roce(lab: Lab, pair, ours, dev: str, gid: int, workdir: Path, no
     ev = "--- rdmacap on node 1:\n" + labctl.tail(text, 20, "  | ") + "\n" + p.evidence()
     assert p.ok and rc == 0, f"pair ok {p.ok}, rdmacap exit {rc}\n{ev}"
     j = json.loads((out / "run.json").read_text())
-    assert j["sources_count"] >= 2 and sum(j["drops"].values()) - j["drops"]["not_udp"] == 0, f"{j}\n{ev}"
+    assert j["sources_count"] >= 2 and losses(j) == 0, f"{j}\n{ev}"
     a1, a2 = lab.addr(1), lab.addr(2)
     req = out / f"{a1}-{a2}-4791.pcap"
     assert req.exists() and (out / f"{a2}-{a1}-4791.pcap").exists(), \
