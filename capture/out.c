@@ -56,7 +56,15 @@ int cap_out_open(struct cap_out *o, const char *path, int linktype, unsigned sna
 	o->dumper = pcap_dump_fopen(o->dead, o->cookie);
 	if (!o->dumper)
 		goto fail;
-	return cap_out_commit(o, 1);
+	/* the pcap header goes out at once: a full disk shows here, not later */
+	if (cap_out_commit(o, 1)) {
+		int e = errno;
+
+		cap_out_close(o);
+		errno = e;
+		return -1;
+	}
+	return 0;
 fail: {
 	int e = errno ? errno : ENOMEM;
 
