@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* streamgen: N sources x M groups of sequence-numbered UDP multicast
+ * datagrams at a paced rate, on plain UDP sockets (capture/streamgen.1).
+ * Each datagram starts with the header of rdmacap's `--preset seed`
+ * (capture/seq.h): a 64-byte application header whose first 8 bytes are the
+ * sequence number, big endian. --skip leaves numbers out on purpose, so a
+ * capture's loss count can be checked against a known figure. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "seq.h"
+
+#define MAX 64
+
+static volatile sig_atomic_t stop;
+static void on_signal(int s) { (void)s; stop = 1; }
+
+static void usage(FILE *to)
+{
+	fputs("usage: streamgen -g GROUP:PORT [-g ...] [-s SRC ...] [options]\n"
+	      "  -g, --group GROUP:PORT  a multicast destination; repeat for more\n"
+	      "  -s, --source ADDR       send from this local address; repeat for more\n"
+	      "                          (default: one source, the route's address)\n"
+	      "  -i, --netdev NAME       send through this netdev (IP_MULTICAST_IF)\n"
+	      "  -n, --count N           datagrams per (source, group) stream (default 1000)\n"
+	      "  -r, --rate PPS          datagrams per second over all streams (default 1000; 0: no pacing)\n"
+	      "  -l, --size BYTES        UDP payload bytes, >= 64 (default 1024)\n"
+	      "      --skip LIST         sequence numbers never sent, e.g. 10,11,500\n"
+	      "      --first N           first sequence number (default 0)\n"
+	      "      --ttl N             multicast TTL (default 1)\n", to);
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "streamgen: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return 2;
+}
+
+static int number(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || end == s || *end || *s == '-' || *out > max ? -1 : 0;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "group", 1, NULL, 'g' }, { "source", 1, NULL, 's' }, { "netdev", 1, NULL, 'i' },
+		{ "count", 1, NULL, 'n' }, { "rate", 1, NULL, 'r' }, { "size", 1, NULL, 'l' },
+		{ "skip", 1, NULL, 'S' }, { "first", 1, NULL, 'F' }, { "ttl", 1, NULL, 'T' },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
+	};
+	struct sockaddr_in groups[MAX], srcs[MAX];
+	uint64_t skip[1024];
+	int ng = 0, ns = 0, nskip = 0, c, fds[MAX];
+	unsigned long long count = 1000, rate = 1000, size = 1024, first = 0, ttl = 1, v;
+	const char *netdev = NULL;
+
+	while ((c = getopt_long(argc, argv, "g:s:i:n:r:l:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'g': {
+			char buf[64], *colon;
+
+			if (ng >= MAX || strlen(optarg) >= sizeof(buf))
+				return bad("too many groups or a bad one: '%s'", optarg);
+			strcpy(buf, optarg);
+			colon = strchr(buf, ':');
+			if (!colon || number(colon + 1, 65535, &v) || !v)
+				return bad("group '%s' needs a port: GROUP:PORT", optarg);
+			*colon = 0;
+			groups[ng] = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons((uint16_t)v) };
+			if (inet_pton(AF_INET, buf, &groups[ng].sin_addr) != 1 ||
+			    !IN_MULTICAST(ntohl(groups[ng].sin_addr.s_addr)))
+				return bad("group '%s' is not an IPv4 multicast address", optarg);
+			ng++;
+			break;
+		}
+		case 's':
+			if (ns >= MAX)
+				return bad("more than 64 sources%s", "");
+			srcs[ns] = (struct sockaddr_in){ .sin_family = AF_INET };
+			if (inet_pton(AF_INET, optarg, &srcs[ns].sin_addr) != 1)
+				return bad("source '%s' is not an IPv4 address", optarg);
+			ns++;
+			break;
+		case 'i': netdev = optarg; break;
+		case 'n':
+			if (number(optarg, UINT32_MAX, &count) || !count)
+				return bad("invalid --count '%s'", optarg);
+			break;
+		case 'r':
+			if (number(optarg, 100000000, &rate))
+				return bad("invalid --rate '%s'", optarg);
+			break;
+		case 'l':
+			if (number(optarg, 65507, &size) || size < CAP_SEED_APP_HEADER)
+				return bad("invalid --size '%s': 64 to 65507", optarg);
+			break;
+		case 'S': {
+			char *save = NULL, *buf = strdup(optarg);
+
+			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				if (nskip >= 1024 || number(t, UINT64_MAX, &v)) {
+					free(buf);
+					return bad("invalid --skip '%s'", optarg);
+				}
+				skip[nskip++] = v;
+			}
+			free(buf);
+			break;
+		}
+		case 'F':
+			if (number(optarg, UINT64_MAX / 2, &first))
+				return bad("invalid --first '%s'", optarg);
+			break;
+		case 'T':
+			if (number(optarg, 255, &ttl))
+				return bad("invalid --ttl '%s'", optarg);
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument '%s'", argv[optind]);
+	if (!ng)
+		return bad("no group: -g GROUP:PORT%s", "");
+	if (!ns)
+		srcs[ns++] = (struct sockaddr_in){ .sin_family = AF_INET };
+	unsigned ifindex = netdev ? if_nametoindex(netdev) : 0;
+
+	if (netdev && !ifindex)
+		return bad("unknown netdev '%s'", netdev);
+	for (int s = 0; s < ns; s++) {
+		struct ip_mreqn m = { .imr_ifindex = (int)ifindex };
+		int t = (int)ttl, loop = 0;
+
+		fds[s] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fds[s] < 0 || bind(fds[s], (struct sockaddr *)&srcs[s], sizeof(srcs[s])) ||
+		    setsockopt(fds[s], IPPROTO_IP, IP_MULTICAST_TTL, &t, sizeof(t)) ||
+		    setsockopt(fds[s], IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop)) ||
+		    (ifindex && setsockopt(fds[s], IPPROTO_IP, IP_MULTICAST_IF, &m, sizeof(m)))) {
+			fprintf(stderr, "streamgen: source %s: %s\n", inet_ntoa(srcs[s].sin_addr), strerror(errno));
+			return 1;
+		}
+	}
+	signal(SIGINT, on_signal);
+	uint8_t *buf = calloc(1, size);
+	struct timespec next;
+	uint64_t sent = 0, gap_ns = rate ? 1000000000ull / rate : 0, skipped = 0;
+
+	for (size_t i = CAP_SEED_APP_HEADER; i < size; i++)
+		buf[i] = (uint8_t)i;
+	memcpy(buf + 8, "PTSG", 4);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (uint64_t seq = first; seq < first + count && !stop; seq++) {
+		bool skipped_here = false;
+
+		for (int k = 0; k < nskip; k++)
+			skipped_here |= skip[k] == seq;
+		if (skipped_here) {
+			skipped++;
+			continue;
+		}
+		put64(buf, seq);
+		for (int s = 0; s < ns; s++)
+			for (int g = 0; g < ng; g++) {
+				buf[12] = (uint8_t)s;
+				buf[13] = (uint8_t)g;
+				if (gap_ns) {
+					next.tv_nsec += (long)gap_ns;
+					while (next.tv_nsec >= 1000000000) {
+						next.tv_nsec -= 1000000000;
+						next.tv_sec++;
+					}
+					clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+				}
+				while (sendto(fds[s], buf, size, 0, (struct sockaddr *)&groups[g], sizeof(groups[g])) < 0) {
+					if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
+						if (stop)
+							break;
+						continue;
+					}
+					fprintf(stderr, "streamgen: send to %s: %s\n", inet_ntoa(groups[g].sin_addr),
+						strerror(errno));
+					return 1;
+				}
+				sent++;
+			}
+	}
+	printf("streamgen: sent %llu datagrams: %d source(s) x %d group(s) x %llu sequence numbers "
+	       "(%llu skipped: %llu per stream), %llu B each\n", (unsigned long long)sent, ns, ng,
+	       (unsigned long long)(count - skipped), (unsigned long long)skipped,
+	       (unsigned long long)skipped, size);
+	free(buf);
+	return stop ? 1 : 0;
+}
