@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """bench/mesh through a real Slurm in a 4-node lab (ci/lab-slurm: Debian's
 slurm-wlm and munge, slurmctld on node 1, slurmd on all): all-pairs of our
-ib_write_bw in 3 rounds (12 rows, the matrix PNG, efficiency >= 0.8, exit 0),
-strictly disjoint in 6; a node slowed by tc (netem rate 1mbit on its eth0) named as
-the outlier and suspect with a non-zero exit; a node whose slurmd is stopped
-mid-run: its pairs fail with the reason, the others finish; the same pattern
+ib_write_bw in 3 rounds (12 rows, the matrix PNG, efficiency >= 0.8, exit 0);
+strictly disjoint rounds (6) with a node slowed by tc (netem rate 1mbit on its
+eth0): it is named as the outlier and suspect, exit 1; a node whose slurmd is
+stopped after the first of two rounds: its pairs fail with the reason, the
+others finish; the same pattern
 through --launcher ssh (sshd on each node, keys made for this lab) gives the
 same rows. bench/mesh runs on node 1 (a login node), its output in the share."""
 
@@ -90,30 +91,24 @@ def test_all_pairs(lab: Lab, cluster: dict[str, str], note: Any) -> None:
                                                 if l.startswith("schedule:")))
 
 
-def test_disjoint(lab: Lab, cluster: dict[str, str], note: Any) -> None:
-    rc, text, rows, _ = mesh(lab, cluster, "disjoint", "--disjoint")
-    assert rc == 0, text
-    assert len(rows) == 12 and max(r["round"] for r in rows) == 6, text
-    for k in range(1, 7):
-        hosts = [h for r in rows if r["round"] == k for h in (r["client_host"], r["server_host"])]
-        assert len(hosts) == len(set(hosts)), f"round {k} uses a node twice: {hosts}"
-    note("12 pairs in 6 rounds, no node twice in a round")
-
-
-def test_slow_node(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+def test_slow_node_disjoint(lab: Lab, cluster: dict[str, str], note: Any) -> None:
+    """Strictly disjoint rounds (6 for 4 nodes), node 3 slowed on purpose."""
     shaped = lab.exec(3, ["tc", "qdisc", "replace", "dev", "eth0", "root", "netem",
                           "rate", "1mbit"], timeout=60)
     assert shaped.rc == 0, shaped.text
     try:
-        rc, text, rows, _ = mesh(lab, cluster, "slow", "--pct-of-median", "60")
+        rc, text, rows, _ = mesh(lab, cluster, "slow", "--disjoint", "--pct-of-median", "60")
     finally:
         lab.exec(3, ["tc", "qdisc", "del", "dev", "eth0", "root"], timeout=60)
-    assert len(rows) == 12, text
+    assert len(rows) == 12 and max(r["round"] for r in rows) == 6, text
+    for k in range(1, 7):
+        hosts = [h for r in rows if r["round"] == k for h in (r["client_host"], r["server_host"])]
+        assert len(hosts) == len(set(hosts)), f"round {k} uses a node twice: {hosts}"
     assert rc == 1, f"exit {rc}, expected 1 (an outlier)\n{text}"
     flagged = [l for l in text.splitlines() if l.startswith("outlier: ")]
     assert flagged and all("node3" in l for l in flagged), text
     assert "suspect node: node3 " in text, text
-    note(f"{len(flagged)} outliers, all with node3; " +
+    note(f"6 disjoint rounds; {len(flagged)} outliers, all with node3; " +
          next(l for l in text.splitlines() if l.startswith("suspect node:")))
 
 
@@ -129,13 +124,17 @@ def _wait_for(path: Path, text: str, seconds: float) -> bool:
 def test_slurmd_stopped(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     out = lab.share() / f"mesh-stop-{os.getpid()}"
     log = lab.share() / f"mesh-stop-{os.getpid()}.log"
+    rounds = lab.share() / f"mesh-stop-{os.getpid()}.rounds"
+    # all-pairs' first two shift rounds: node 4 is in two pairs of each
+    rounds.write_text("node1>node2 node2>node3 node3>node4 node4>node1\n"
+                      "node1>node3 node2>node4 node3>node1 node4>node2\n")
     argv = ["env", *(f"{k}={v}" for k, v in cluster.items()), str(TOP / "bench" / "mesh"),
-            "--launcher", "slurm", "--nodes", NODES, f"--tool={TOOL}", "--out", str(out),
-            "--timeout", "90", *ARGS]
+            "--launcher", "slurm", "--nodes", NODES, f"--pattern=file:{rounds}", f"--tool={TOOL}",
+            "--out", str(out), "--timeout", "90", *ARGS]
     with open(log, "wb") as f:
         proc = lab.start(1, argv, 600, f, subprocess.STDOUT)
         try:
-            assert _wait_for(log, "round 1/3", 300), log.read_text(errors="replace")
+            assert _wait_for(log, "round 1/2", 300), log.read_text(errors="replace")
             stop = slurm("stop-node", "4")
             assert stop.returncode == 0, stop.stderr
             rc: Optional[int] = proc.wait(600)
@@ -146,7 +145,7 @@ def test_slurmd_stopped(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     text = log.read_text(errors="replace")
     rows = dataset.load(str(out))
     assert rc == 1, f"exit {rc}\n{text}"
-    assert len(rows) == 12, text
+    assert len(rows) == 8, text
     late = [r for r in rows if r["round"] > 1]
     failed = [r for r in late if r["status"] != "ok"]
     assert failed and all("node4" in (r["client_host"], r["server_host"]) for r in failed), text
