@@ -64,6 +64,9 @@ def outliers(rows: Sequence[dataset.Row], lim: Limits,
         return out
     med = statistics.median(vals.values())
     base = values(baseline)[0] if baseline else {}
+    # a pair the baseline does not hold (a baseline of the node type, taken on other
+    # nodes) is held against the baseline's median link
+    base_med = statistics.median(base.values()) if base else None
     for (c, s), v in sorted(vals.items()):
         why = []
         if lim.min_value is not None:
@@ -76,11 +79,13 @@ def outliers(rows: Sequence[dataset.Row], lim: Limits,
             if share < lim.pct_of_median:
                 why.append(f"{share:.1f}% of the median {med:.3f} {unit} "
                            f"(< {lim.pct_of_median:g}%)")
-        if lim.baseline_pct is not None and (c, s) in base and base[(c, s)] > 0:
-            ratio = v / base[(c, s)]
+        ref = base.get((c, s), base_med)
+        if lim.baseline_pct is not None and ref:
+            ratio = v / ref
             worse = (1 - ratio) * 100 if higher else (ratio - 1) * 100
+            what = "the baseline's" if (c, s) in base else "the baseline's median"
             if worse > lim.baseline_pct:
-                why.append(f"{worse:.1f}% worse than the baseline's {base[(c, s)]:.3f} {unit}")
+                why.append(f"{worse:.1f}% worse than {what} {ref:.3f} {unit}")
         if why:
             out.append(Outlier(c, s, v, "; ".join(why)))
     return out

@@ -6,6 +6,7 @@ round."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -79,7 +80,6 @@ class Mesh:
         text = self.nodes.fetch(l.client, jpath["client"])
         if text is not None:
             try:
-                import json
                 doc = json.loads(text)
                 row.update(dataset.results_fields(doc))
                 info = doc.get("test_info") or {}
@@ -93,6 +93,15 @@ class Mesh:
                 error = error or f"client JSON is not valid ({e})"
         elif not error:
             error = f"client JSON missing ({jpath['client']} on {l.client})"
+        stext = self.nodes.fetch(l.server, jpath["server"])
+        if stext is not None:      # the server's NIC and its own BW: noted, never fatal
+            try:
+                sdoc = json.loads(stext)
+                sinfo = sdoc.get("test_info") or {}
+                row["peer_device"] = sinfo.get("Device") or sinfo.get("device")
+                row["server_bw_gbps"] = dataset.bw_gbps(sdoc.get("results") or {})
+            except (ValueError, AttributeError) as e:
+                row["server_json_error"] = f"server JSON is not valid ({e})"
         row["status"] = "failed" if error else "ok"
         row["error"] = error
         return row

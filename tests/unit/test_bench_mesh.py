@@ -126,12 +126,17 @@ def outliers_and_suspect():
 
 @case
 def baseline():
-    """--baseline: a pair more than X % worse than the same pair in the baseline is an outlier"""
+    """--baseline: a pair more than X % worse than the same pair (else the baseline's median) is an outlier"""
     base = [row("h0", "h1", 100.0), row("h1", "h0", 100.0)]
     now = [row("h0", "h1", 95.0), row("h1", "h0", 80.0)]
     outs = mesh_report.outliers(now, mesh_report.Limits(baseline_pct=10), base)
     eq([(o.client, o.server) for o in outs], [("h1", "h0")])
     assert "20.0% worse than the baseline's 100.000" in outs[0].why, outs[0].why
+    # a baseline of the node type (other hosts): each pair against its median link
+    typed = [row("x0", "x1", 100.0), row("x1", "x2", 90.0), row("x2", "x0", 110.0)]
+    outs = mesh_report.outliers(now, mesh_report.Limits(baseline_pct=10), typed)
+    eq([(o.client, o.server) for o in outs], [("h1", "h0")])
+    assert "worse than the baseline's median 100.000" in outs[0].why, outs[0].why
 
 
 @case
@@ -172,6 +177,7 @@ def whole_run_all_pairs():
     eq({(r["client_host"], r["server_host"]) for r in rows},
        all_ordered([f"host{i}" for i in range(1, 5)]))
     assert all(r["status"] == "ok" and r["bw_gbps"] > 0 for r in rows), text
+    assert all(r["server_bw_gbps"] and r["server_bw_gbps"] > 0 for r in rows), text
     for k in (1, 2, 3):
         assert f"round {k}/3: 4 pairs" in text, text
     assert os.path.exists(os.path.join(out, "matrix.png")), text
