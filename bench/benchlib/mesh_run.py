@@ -31,7 +31,6 @@ class Mesh:
         self.out_dir, self.pattern, self.port, self.timeout = out_dir, pattern, port, timeout
         self.out = out
         self.tool = os.path.basename(tool_path)
-        self.rdma_cm = any(a in ("-R", "--rdma_cm") for a in self.args)
         self.stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.round_times: list[tuple[float, list[float]]] = []
 
