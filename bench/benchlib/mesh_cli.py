@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu-bind", default=None, help="slurm: srun --cpu-bind value")
     p.add_argument("--partition", default=None, help="slurm: partition for salloc")
     p.add_argument("--ssh", default="ssh", help="ssh command (e.g. 'ssh -i KEY -p 22')")
+    p.add_argument("--remote-dir", default=None,
+                   help="ssh: where each host writes its JSON (a new folder under it; default /tmp)")
     p.add_argument("--lab-cmd", default=None, help="another ci/lab")
     p.add_argument("--dry-run", action="store_true", help="print the rounds, run nothing")
     p.add_argument("tool_args", nargs=argparse.REMAINDER)
@@ -77,7 +79,7 @@ def make_nodes(a: argparse.Namespace) -> Nodes:
     if a.launcher == "ssh":
         if len(names) < 2:
             raise LauncherError("--launcher ssh needs --nodes HOST1,HOST2,...")
-        return SshNodes(names, a.ssh, _addrs(a.addr))
+        return SshNodes(names, a.ssh, _addrs(a.addr), a.remote_dir)
     return SlurmNodes(names, os.path.abspath(os.path.join(a.out, "json")), a.cpu_bind,
                       a.partition, _addrs(a.addr))
 

@@ -131,11 +131,12 @@ class SshNodes(Wrapping):
     name = "ssh"
 
     def __init__(self, hosts: Sequence[str], ssh_cmd: str = "ssh",
-                 addrs: Optional[dict[str, str]] = None) -> None:
+                 addrs: Optional[dict[str, str]] = None, remote_dir: Optional[str] = None) -> None:
         super().__init__(hosts)
         self.ssh = shlex.split(ssh_cmd)
         self.addrs = addrs or {}
-        self.dir = f"/tmp/bench-mesh-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        stamp = f"bench-mesh-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        self.dir = os.path.join(remote_dir or "/tmp", stamp)
         for h in self.names:
             d = self.run(h, ["mkdir", "-p", self.dir])
             if d.rc != 0:

@@ -163,7 +163,8 @@ def test_ssh_same_rows(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     addrs = ",".join(f"node{i}={lab.addr(i)}" for i in range(1, 5))
     out = lab.share() / f"mesh-ssh-{os.getpid()}-{time.monotonic_ns()}"
     argv = [str(TOP / "bench" / "mesh"), "--launcher", "ssh", "--nodes", NODES,
-            "--addr", addrs, f"--ssh={ssh}", f"--tool={TOOL}", "--out", str(out),
+            "--addr", addrs, f"--ssh={ssh}", f"--remote-dir={lab.share()}", f"--tool={TOOL}",
+            "--out", str(out),
             "--timeout", "120", *ARGS]
     d = lab.exec(1, argv, timeout=600)
     rows = dataset.load(str(out)) if (out / "dataset.jsonl").exists() else []
