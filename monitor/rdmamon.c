@@ -2,6 +2,7 @@
 /* rdmamon: an eBPF view of the RDMA control path (see rdmamon.8).
  *   rdmamon [top] [-i SECONDS] [-c COUNT] [--json]   counts and rates per interval
  *   rdmamon events [--json]                            one line per object add/delete, call
+ *   --listen [ADDR:]PORT                               also GET /metrics (metrics.c)
  * Loads rdmamon.bpf.c (skeleton), hooks what the running kernel has, seeds
  * the objects that existed before start from `rdma resource`, then reads the
  * maps each interval. SIGINT/SIGTERM: a final summary, then everything is
@@ -21,6 +22,8 @@
 
 #include "cgpath.h"
 #include "env.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "names.h"
 #include "rdmamon.h"
 /* generated in the build tree by bpftool (not a source file: ci/check-layers
@@ -39,6 +42,7 @@ struct opts {
 	double interval;
 	long count;            /* intervals to print, 0: until a signal */
 	const char *cgroot;
+	const char *listen;    /* --listen [ADDR:]PORT, NULL: no endpoint */
 };
 
 static volatile sig_atomic_t stop;
@@ -60,6 +64,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmamon [top] [-i SECONDS] [-c COUNT] [--json] [--cgroup-root DIR]\n"
 		   "       rdmamon events [--json]\n"
+		   "       either with --listen [ADDR:]PORT: GET /metrics (Prometheus), on 127.0.0.1\n"
+		   "       unless ADDR says otherwise\n"
 		   "Counts RDMA objects (QP, CQ, PD, MR, SRQ, AH, CM id) per device and cgroup, the\n"
 		   "create/modify/destroy calls and their failures, from ib_core/ib_uverbs hooks.\n");
 }
@@ -77,6 +83,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{ "interval", required_argument, 0, 'i' }, { "count", required_argument, 0, 'c' },
 		{ "json", no_argument, 0, 'j' }, { "cgroup-root", required_argument, 0, 'r' },
+		{ "listen", required_argument, 0, 'l' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	int c;
@@ -107,6 +114,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'j': o->json = 1; break;
 		case 'r': o->cgroot = optarg; break;
+		case 'l': o->listen = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(1);
 		}
@@ -385,6 +393,17 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static void publish(struct rm_http *http, const struct rm_snapshot *now,
+		    const struct rm_snapshot *prev, const struct rm_report_ctx *rc)
+{
+	char *prom = rm_metrics_text(now, prev, rc, RM_FMT_PROMETHEUS);
+	char *om = rm_metrics_text(now, prev, rc, RM_FMT_OPENMETRICS);
+
+	if (!prom || !om)
+		die("no memory");
+	rm_http_publish(http, prom, om);
+}
+
 static void print_interval(const struct opts *o, const struct rm_snapshot *now,
 			   const struct rm_snapshot *prev, const struct rm_report_ctx *rc)
 {
@@ -415,12 +434,16 @@ int main(int argc, char **argv)
 	struct hooks h = { 0 };
 	struct rm_cgpaths *cg;
 	struct ring_buffer *rb;
+	struct rm_http *http = NULL;
 	struct ev_ctx ec = { 0 };
 	struct rm_snapshot start, prev, now;
 	long printed = 0;
 	int err;
 
 	parse(argc, argv, &o);
+	/* the endpoint first: a bad address or busy port stops us before any attach */
+	if (o.listen && !(http = rm_http_start(o.listen, msg, sizeof(msg))))
+		die("%s", msg);
 	if (rm_env_check(msg, sizeof(msg)))
 		die("%s", msg);
 	btf = rm_btf_open(msg, sizeof(msg));
@@ -457,6 +480,9 @@ int main(int argc, char **argv)
 				    .top = 3 };
 	uint64_t next = prev.mono_ns + (uint64_t)(o.interval * 1e9);
 
+	if (http)
+		publish(http, &prev, NULL, &rc);
+
 	while (!stop) {
 		uint64_t t = now_ns(CLOCK_MONOTONIC);
 		int ms = t >= next ? 0 : (int)((next - t) / 1000000u) + 1;
@@ -464,14 +490,17 @@ int main(int argc, char **argv)
 		err = ring_buffer__poll(rb, ms > 200 ? 200 : ms);
 		if (err < 0 && err != -EINTR)
 			die("ring buffer: %s", strerror(-err));
-		if (o.events || now_ns(CLOCK_MONOTONIC) < next)
+		if ((o.events && !http) || now_ns(CLOCK_MONOTONIC) < next)
 			continue;
 		read_maps(skel, &now, ec.counts);
-		print_interval(&o, &now, &prev, &rc);
+		if (http)
+			publish(http, &now, &prev, &rc);
+		if (!o.events)
+			print_interval(&o, &now, &prev, &rc);
 		rm_snap_clear(&prev);
 		prev = now;
 		next += (uint64_t)(o.interval * 1e9);
-		if (o.count && ++printed >= o.count)
+		if (!o.events && o.count && ++printed >= o.count)
 			break;
 	}
 	ring_buffer__consume(rb);
@@ -483,6 +512,7 @@ int main(int argc, char **argv)
 	rm_snap_clear(&now);
 	rm_snap_clear(&prev);
 	rm_snap_clear(&start);
+	rm_http_stop(http);
 	ring_buffer__free(rb);
 	for (unsigned i = 0; i < h.nlinks; i++)
 		bpf_link__destroy(h.links[i]);
