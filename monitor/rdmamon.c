@@ -493,10 +493,10 @@ int main(int argc, char **argv)
 		if ((o.events && !http) || now_ns(CLOCK_MONOTONIC) < next)
 			continue;
 		read_maps(skel, &now, ec.counts);
-		if (http)
-			publish(http, &now, &prev, &rc);
 		if (!o.events)
 			print_interval(&o, &now, &prev, &rc);
+		if (http)       /* after the line: a scrape before the next line has this reading */
+			publish(http, &now, &prev, &rc);
 		rm_snap_clear(&prev);
 		prev = now;
 		next += (uint64_t)(o.interval * 1e9);
