@@ -47,6 +47,10 @@ struct opts {
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
+/* SIGUSR1 detaches the hooks, SIGUSR2 attaches them again: the on/off
+ * switch of bench/monitor-overhead (what happens meanwhile is not seen). */
+static volatile sig_atomic_t want_hooks = 1;
+static void on_toggle(int sig) { want_hooks = sig == SIGUSR2; }
 
 static void die(const char *fmt, ...)
 {
@@ -204,6 +208,20 @@ static void attach_all(struct rdmamon_bpf *skel, struct hooks *h)
 	}
 	if (!bpf_program__autoload(skel->progs.restrack_add))
 		die("rdma_restrack_add is not in this kernel's BTF: live counts are impossible");
+}
+
+static void toggle_hooks(struct rdmamon_bpf *skel, struct hooks *h, int on)
+{
+	if (on) {
+		h->attached = 0;
+		attach_all(skel, h);
+		fprintf(stderr, "rdmamon: attached %u hooks (SIGUSR2)\n", h->attached);
+		return;
+	}
+	for (unsigned i = 0; i < h->nlinks; i++)
+		bpf_link__destroy(h->links[i]);
+	fprintf(stderr, "rdmamon: detached %u hooks (SIGUSR1)\n", h->nlinks);
+	h->nlinks = 0;
 }
 
 /* --- objects that existed before start ----------------------------------------------- */
@@ -471,6 +489,8 @@ int main(int argc, char **argv)
 		die("cannot open the ring buffer: %s", strerror(errno));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_toggle);
+	signal(SIGUSR2, on_toggle);
 	read_maps(skel, &start, ec.counts);
 	prev = start;
 	prev.objs = NULL; prev.counts = NULL; prev.calls = NULL; prev.devs = NULL;
@@ -483,8 +503,11 @@ int main(int argc, char **argv)
 	if (http)
 		publish(http, &prev, NULL, &rc);
 
-	while (!stop) {
+	for (int hooked = 1; !stop;) {
 		uint64_t t = now_ns(CLOCK_MONOTONIC);
+
+		if (hooked != want_hooks)
+			toggle_hooks(skel, &h, hooked = want_hooks);
 		int ms = t >= next ? 0 : (int)((next - t) / 1000000u) + 1;
 
 		err = ring_buffer__poll(rb, ms > 200 ? 200 : ms);
