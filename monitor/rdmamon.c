@@ -513,7 +513,10 @@ int main(int argc, char **argv)
 		err = ring_buffer__poll(rb, ms > 200 ? 200 : ms);
 		if (err < 0 && err != -EINTR)
 			die("ring buffer: %s", strerror(-err));
-		if ((o.events && !http) || now_ns(CLOCK_MONOTONIC) < next)
+		if (now_ns(CLOCK_MONOTONIC) < next)
+			continue;
+		next += (uint64_t)(o.interval * 1e9);   /* also in the event view: no busy poll */
+		if (o.events && !http)
 			continue;
 		read_maps(skel, &now, ec.counts);
 		if (!o.events)
@@ -522,7 +525,6 @@ int main(int argc, char **argv)
 			publish(http, &now, &prev, &rc);
 		rm_snap_clear(&prev);
 		prev = now;
-		next += (uint64_t)(o.interval * 1e9);
 		if (!o.events && o.count && ++printed >= o.count)
 			break;
 	}
