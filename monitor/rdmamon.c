@@ -513,6 +513,9 @@ int main(int argc, char **argv)
 		err = ring_buffer__poll(rb, ms > 200 ? 200 : ms);
 		if (err < 0 && err != -EINTR)
 			die("ring buffer: %s", strerror(-err));
+		/* events come with no wake-up until the ring is a quarter full
+		 * (rdmamon.bpf.c): read what waits on every turn */
+		ring_buffer__consume(rb);
 		if (now_ns(CLOCK_MONOTONIC) < next)
 			continue;
 		next += (uint64_t)(o.interval * 1e9);   /* also in the event view: no busy poll */
