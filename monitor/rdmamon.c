@@ -3,6 +3,7 @@
  *   rdmamon [top] [-i SECONDS] [-c COUNT] [--json]   counts and rates per interval
  *   rdmamon events [--json]                            one line per object add/delete, call
  *   rdmamon lifecycle|conns ...                        QP lifecycle, connections (life_run.c)
+ *   --listen [ADDR:]PORT                               also GET /metrics (metrics.c)
  * Loads rdmamon.bpf.c (skeleton), hooks what the running kernel has, seeds
  * the objects that existed before start from `rdma resource`, then reads the
  * maps each interval. SIGINT/SIGTERM: a final summary, then everything is
@@ -23,6 +24,8 @@
 #include "cgpath.h"
 #include "env.h"
 #include "life_run.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "names.h"
 #include "rdmamon.h"
 /* generated in the build tree by bpftool (not a source file: ci/check-layers
@@ -41,10 +44,15 @@ struct opts {
 	double interval;
 	long count;            /* intervals to print, 0: until a signal */
 	const char *cgroot;
+	const char *listen;    /* --listen [ADDR:]PORT, NULL: no endpoint */
 };
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
+/* SIGUSR1 detaches the hooks, SIGUSR2 attaches them again: the on/off
+ * switch of bench/monitor-overhead (what happens meanwhile is not seen). */
+static volatile sig_atomic_t want_hooks = 1;
+static void on_toggle(int sig) { want_hooks = sig == SIGUSR2; }
 
 static void die(const char *fmt, ...)
 {
@@ -63,6 +71,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rdmamon [top] [-i SECONDS] [-c COUNT] [--json] [--cgroup-root DIR]\n"
 		   "       rdmamon events [--json]\n"
 		   "       rdmamon lifecycle|conns [--json] [--pid P] [--cgroup PATH] [--dev D] [--qpn N]\n"
+		   "       either with --listen [ADDR:]PORT: GET /metrics (Prometheus), on 127.0.0.1\n"
+		   "       unless ADDR says otherwise\n"
 		   "Counts RDMA objects (QP, CQ, PD, MR, SRQ, AH, CM id) per device and cgroup, the\n"
 		   "create/modify/destroy calls and their failures, from ib_core/ib_uverbs hooks.\n");
 }
@@ -80,6 +90,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{ "interval", required_argument, 0, 'i' }, { "count", required_argument, 0, 'c' },
 		{ "json", no_argument, 0, 'j' }, { "cgroup-root", required_argument, 0, 'r' },
+		{ "listen", required_argument, 0, 'l' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	int c;
@@ -110,6 +121,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'j': o->json = 1; break;
 		case 'r': o->cgroot = optarg; break;
+		case 'l': o->listen = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(1);
 		}
@@ -199,6 +211,20 @@ static void attach_all(struct rdmamon_bpf *skel, struct hooks *h)
 	}
 	if (!bpf_program__autoload(skel->progs.restrack_add))
 		die("rdma_restrack_add is not in this kernel's BTF: live counts are impossible");
+}
+
+static void toggle_hooks(struct rdmamon_bpf *skel, struct hooks *h, int on)
+{
+	if (on) {
+		h->attached = 0;
+		attach_all(skel, h);
+		fprintf(stderr, "rdmamon: attached %u hooks (SIGUSR2)\n", h->attached);
+		return;
+	}
+	for (unsigned i = 0; i < h->nlinks; i++)
+		bpf_link__destroy(h->links[i]);
+	fprintf(stderr, "rdmamon: detached %u hooks (SIGUSR1)\n", h->nlinks);
+	h->nlinks = 0;
 }
 
 /* --- objects that existed before start ----------------------------------------------- */
@@ -388,6 +414,17 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static void publish(struct rm_http *http, const struct rm_snapshot *now,
+		    const struct rm_snapshot *prev, const struct rm_report_ctx *rc)
+{
+	char *prom = rm_metrics_text(now, prev, rc, RM_FMT_PROMETHEUS);
+	char *om = rm_metrics_text(now, prev, rc, RM_FMT_OPENMETRICS);
+
+	if (!prom || !om)
+		die("no memory");
+	rm_http_publish(http, prom, om);
+}
+
 static void print_interval(const struct opts *o, const struct rm_snapshot *now,
 			   const struct rm_snapshot *prev, const struct rm_report_ctx *rc)
 {
@@ -418,6 +455,7 @@ int main(int argc, char **argv)
 	struct hooks h = { 0 };
 	struct rm_cgpaths *cg;
 	struct ring_buffer *rb;
+	struct rm_http *http = NULL;
 	struct ev_ctx ec = { 0 };
 	struct rm_snapshot start, prev, now;
 	long printed = 0;
@@ -426,6 +464,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && rm_life_is_view(argv[1]))
 		return rm_life_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
+	/* the endpoint first: a bad address or busy port stops us before any attach */
+	if (o.listen && !(http = rm_http_start(o.listen, msg, sizeof(msg))))
+		die("%s", msg);
 	if (rm_env_check(msg, sizeof(msg)))
 		die("%s", msg);
 	btf = rm_btf_open(msg, sizeof(msg));
@@ -454,6 +495,8 @@ int main(int argc, char **argv)
 		die("cannot open the ring buffer: %s", strerror(errno));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_toggle);
+	signal(SIGUSR2, on_toggle);
 	read_maps(skel, &start, ec.counts);
 	prev = start;
 	prev.objs = NULL; prev.counts = NULL; prev.calls = NULL; prev.devs = NULL;
@@ -463,21 +506,35 @@ int main(int argc, char **argv)
 				    .top = 3 };
 	uint64_t next = prev.mono_ns + (uint64_t)(o.interval * 1e9);
 
-	while (!stop) {
+	if (http)
+		publish(http, &prev, NULL, &rc);
+
+	for (int hooked = 1; !stop;) {
 		uint64_t t = now_ns(CLOCK_MONOTONIC);
+
+		if (hooked != want_hooks)
+			toggle_hooks(skel, &h, hooked = want_hooks);
 		int ms = t >= next ? 0 : (int)((next - t) / 1000000u) + 1;
 
 		err = ring_buffer__poll(rb, ms > 200 ? 200 : ms);
 		if (err < 0 && err != -EINTR)
 			die("ring buffer: %s", strerror(-err));
-		if (o.events || now_ns(CLOCK_MONOTONIC) < next)
+		/* events come with no wake-up until the ring is a quarter full
+		 * (rdmamon.bpf.c): read what waits on every turn */
+		ring_buffer__consume(rb);
+		if (now_ns(CLOCK_MONOTONIC) < next)
+			continue;
+		next += (uint64_t)(o.interval * 1e9);   /* also in the event view: no busy poll */
+		if (o.events && !http)
 			continue;
 		read_maps(skel, &now, ec.counts);
-		print_interval(&o, &now, &prev, &rc);
+		if (!o.events)
+			print_interval(&o, &now, &prev, &rc);
+		if (http)       /* after the line: a scrape before the next line has this reading */
+			publish(http, &now, &prev, &rc);
 		rm_snap_clear(&prev);
 		prev = now;
-		next += (uint64_t)(o.interval * 1e9);
-		if (o.count && ++printed >= o.count)
+		if (!o.events && o.count && ++printed >= o.count)
 			break;
 	}
 	ring_buffer__consume(rb);
@@ -489,6 +546,7 @@ int main(int argc, char **argv)
 	rm_snap_clear(&now);
 	rm_snap_clear(&prev);
 	rm_snap_clear(&start);
+	rm_http_stop(http);
 	ring_buffer__free(rb);
 	for (unsigned i = 0; i < h.nlinks; i++)
 		bpf_link__destroy(h.links[i]);
