@@ -50,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline-pct", type=float, default=10.0,
                    help="with --baseline: a pair this %% worse than its baseline fails")
     p.add_argument("--cpu-bind", default=None, help="slurm: srun --cpu-bind value")
+    p.add_argument("--nic-local", metavar="DEVICE", default=None,
+                   help="run each side with numactl on DEVICE's NUMA node (any launcher)")
     p.add_argument("--partition", default=None, help="slurm: partition for salloc")
     p.add_argument("--ssh", default="ssh", help="ssh command (e.g. 'ssh -i KEY -p 22')")
     p.add_argument("--remote-dir", default=None,
@@ -140,7 +142,7 @@ def _run(a: argparse.Namespace, args: Sequence[str], nodes: Nodes,
     print(f"bench/mesh: {a.pattern}{' (disjoint)' if a.disjoint else ''} over "
           f"{len(nodes.names)} nodes ({', '.join(nodes.names)}) through {nodes.name}: "
           f"{npairs} pairs in {len(rounds)} rounds", flush=True)
-    mesh = Mesh(nodes, a.tool, args, a.out, a.pattern, a.port, a.timeout)
+    mesh = Mesh(nodes, a.tool, args, a.out, a.pattern, a.port, a.timeout, nic_dev=a.nic_local)
     writer = dataset.Writer(a.out)
     t0 = time.monotonic()
     try:

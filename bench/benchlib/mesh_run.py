@@ -22,14 +22,27 @@ from .runner import hms, last_line
 
 PORT_SPAN = 400
 
+# Runs on the far side: binds the tool to the NUMA node of the RDMA device
+# ($1) when the node is known and numactl is there, else runs it as it is
+# (and says so on stderr, which the row keeps).
+NIC_LOCAL = ('n=$(cat "/sys/class/infiniband/$1/device/numa_node" 2>/dev/null); shift; '
+             'if [ "${n:--1}" -ge 0 ] && command -v numactl >/dev/null; then '
+             'exec numactl --cpunodebind="$n" --membind="$n" "$@"; fi; '
+             'echo "mesh: no NUMA node for the device (or no numactl): not pinned" >&2; exec "$@"')
+
+
+def nic_local(dev: str, argv: list[str]) -> list[str]:
+    """argv run on the CPUs and memory of dev's NUMA node (NIC-local)."""
+    return ["sh", "-c", NIC_LOCAL, "sh", dev, *argv]
+
 
 class Mesh:
     def __init__(self, nodes: Nodes, tool_path: str, tool_args: Sequence[str], out_dir: str,
                  pattern: str, port: int = 18515, timeout: float = 300,
-                 out: IO[str] = sys.stdout) -> None:
+                 out: IO[str] = sys.stdout, nic_dev: Optional[str] = None) -> None:
         self.nodes, self.tool_path, self.args = nodes, tool_path, list(tool_args)
         self.out_dir, self.pattern, self.port, self.timeout = out_dir, pattern, port, timeout
-        self.out = out
+        self.out, self.nic_dev = out, nic_dev
         self.tool = os.path.basename(tool_path)
         self.stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         self.round_times: list[tuple[float, list[float]]] = []
@@ -42,7 +55,7 @@ class Mesh:
                 f"--out_json_file={json_path}"]
         if side == "client":
             argv.append(self.nodes.addr(l.server))
-        return argv
+        return nic_local(self.nic_dev, argv) if self.nic_dev else argv
 
     def run_link(self, r: int, l: Link, port: int) -> dataset.Row:
         run_id = f"r{r:02d}-{l.client}-{l.server}"

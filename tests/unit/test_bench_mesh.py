@@ -200,6 +200,19 @@ def whole_run_slow_node_and_failure():
 
 
 @case
+def nic_local_pinning():
+    """--nic-local DEV: each side runs through the NUMA wrapper; a device without a node runs unpinned, said on stderr"""
+    rc, text, rows, out = mesh("--nic-local", "nosuchdev0", "--pattern", "ring", "--", "-n", "5")
+    eq(rc, 0, text)
+    eq(len(rows), 4, text)
+    for r in rows:
+        assert r["client_cmd"].startswith("sh -c ") and " nosuchdev0 " in r["client_cmd"], r
+        eq(r["status"], "ok")
+    with open(os.path.join(out, "runs", rows[0]["run_id"] + "-client.err")) as f:
+        assert "not pinned" in f.read()
+
+
+@case
 def bad_usage():
     """bad input: unknown pattern node, missing --addr '=', an existing dataset: exit 2, nothing run"""
     rc, text, rows, _ = mesh("--pattern", "one-to-many:nobody")
