@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """monitor/rdmamon in the lab, against ground truth from outside the tool.
-rdmamon --json runs on node 1 (the servers' node) while ib_write_bw -q 8
-(ours, then Debian's) runs between nodes 1 and 2: at an instant during the
+rdmamon --json runs on node 1 (the servers' node) while ib_write_bw -q 8 and
+ib_send_bw -c UD (ours, then Debian's each) and ibv_rc_pingpong run between
+nodes 1 and 2: at an instant during the
 run when `rdma -j resource` reads the same before and after a monitor
 interval, that interval's per-device counts equal it (kernel objects
 included), and after the run they are back to the idle baseline. A QP one
@@ -157,15 +158,23 @@ def test_counts(monitor_ready: None, lab: Lab, dev: str, gid: int, pair, ours, u
         base = resource(lab, dev)
         idle = steady_compare(lab, mon, dev, 0)
         note(f"idle {idle}; hooks attached {first['hooks_attached']}, missing {first['hooks_missing']}")
-        for name, tool in (("ours", ours("ib_write_bw")), ("6.06", upstream_bin("ib_write_bw"))):
-            # iterations, not -D: 6.06 as a write_bw server fails its -D key exchange on rxe
-            argv = [tool, "-d", dev, "-x", str(gid), "-q", "8", "-s", "4096", "-n", "8000"]
+        # iterations, not -D: 6.06 as a write_bw server fails its -D key exchange on rxe
+        wq8 = ["-d", dev, "-x", str(gid), "-q", "8", "-s", "4096", "-n", "8000"]
+        ud = ["-d", dev, "-x", str(gid), "-c", "UD", "-s", "1024", "-n", "30000"]
+        pingpong = ["ibv_rc_pingpong", "-d", dev, "-g", str(gid), "-n", "40000"]
+        loads = [("ours ib_write_bw -q 8", [ours("ib_write_bw"), *wq8], 8),
+                 ("6.06 ib_write_bw -q 8", [upstream_bin("ib_write_bw"), *wq8], 8),
+                 ("ours ib_send_bw -c UD", [ours("ib_send_bw"), *ud], 1),
+                 ("6.06 ib_send_bw -c UD", [upstream_bin("ib_send_bw"), *ud], 1),
+                 ("ibv_rc_pingpong", pingpong, 1)]
+        for name, argv, nqp in loads:
             for attempt in range(2):     # rxe RC status 9 under host load: lab noise, once
                 res: dict[str, Any] = {}
-                t = threading.Thread(target=lambda: res.update(p=pair(f"write-q8-{name}", argv, argv)))
+                t = threading.Thread(target=lambda: res.update(p=pair(name.replace(" ", "-"),
+                                                                       argv, argv)))
                 t.start()
                 try:
-                    during = steady_compare(lab, mon, dev, base["qp"] + 8, tries=30,
+                    during = steady_compare(lab, mon, dev, base["qp"] + nqp, tries=30,
                                             running=t.is_alive)
                 finally:
                     t.join()
@@ -174,15 +183,16 @@ def test_counts(monitor_ready: None, lab: Lab, dev: str, gid: int, pair, ours, u
                     break
                 note(f"{name}: status 9 (lab noise), run again")
             assert p.ok, p.evidence()
-            assert during is not None, f"{name}: never a steady instant with 8 QPs during the run"
+            assert during is not None, f"{name}: never a steady instant with {nqp} QPs during the run"
             after = steady_compare(lab, mon, dev, 0)
             assert resource(lab, dev) == base, f"{name}: not back to the idle baseline"
             line = mon.next_line()
             assert dev_counts(line, dev) == base, f"{name}: rdmamon not back to idle: {json.dumps(line)[:1500]}"
-            note(f"{name} ib_write_bw -q 8: during {during}, after {after}")
+            note(f"{name}: during {during}, after {after}")
         last = mon.lines()[-1]
-        assert last["calls"]["create_qp"]["total"] >= 16, json.dumps(last["calls"])
-        assert last["calls"]["modify_qp"]["total"] >= 32   # 16 QPs: to INIT and RTR at least, json.dumps(last["calls"])
+        assert last["calls"]["create_qp"]["total"] >= 16 + 3, json.dumps(last["calls"])
+        # 16 + 3 QPs on node 1: each to INIT and RTR at least
+        assert last["calls"]["modify_qp"]["total"] >= 2 * (16 + 3), json.dumps(last["calls"])
         assert sum(last["lost"].values()) == 0, json.dumps(last["lost"])
     finally:
         rc = mon.stop()
