@@ -49,7 +49,11 @@ def capture(lab: Lab, node: int, pcap: Path) -> Iterator[Path]:
     pidfile, log = pcap.with_suffix(".pid"), pcap.with_suffix(".tcpdump")
     for f in (pcap, pidfile, log):
         f.unlink(missing_ok=True)
-    start = (f"tcpdump -i eth0 -Z root -B 16384 -s 256 --time-stamp-precision=nano -w {pcap} "
+    # --immediate-mode: frames go to the file as they come; without it a SIGINT
+    # within tcpdump's 1 s buffer timeout drops the ring's last block unseen
+    # (it is neither "captured" nor "dropped by kernel": 22 of 300 WRs once)
+    start = (f"tcpdump -i eth0 -Z root -B 16384 -s 256 --immediate-mode "
+             f"--time-stamp-precision=nano -w {pcap} "
              f"udp port 4791 2>{log} & echo $! >{pidfile}")
     d = lab.exec(node, ["sh", "-c", start], timeout=30)
     assert d.rc == 0, f"tcpdump did not start on node {node}\n{d.evidence()}"
@@ -66,6 +70,10 @@ def capture(lab: Lab, node: int, pcap: Path) -> Iterator[Path]:
     text = log.read_text(errors="replace")
     m = re.search(r"(\d+) packets dropped by kernel", text)
     assert m and m.group(1) == "0", f"tcpdump lost frames or did not end cleanly:\n{text}"
+    got = re.search(r"(\d+) packets? captured", text)
+    seen = re.search(r"(\d+) packets? received by filter", text)
+    assert got and seen and got.group(1) == seen.group(1), \
+        f"tcpdump did not write every frame its filter took:\n{text}"
 
 
 def rdmawire(*args: str) -> Any:
