@@ -92,12 +92,15 @@ def test_all_pairs(lab: Lab, cluster: dict[str, str], note: Any) -> None:
 
 
 def test_slow_node_disjoint(lab: Lab, cluster: dict[str, str], note: Any) -> None:
-    """Strictly disjoint rounds (6 for 4 nodes), node 3 slowed on purpose."""
+    """Strictly disjoint rounds (6 for 4 nodes), node 3 slowed on purpose. The
+    lab's shared segment is noisy (healthy pairs from 0.012 to 0.14 Gb/s in
+    one quiet run, 48 % of the median at worst): the bar is 20 % of the
+    median, node 3's pairs at 1 Mb/s are about 4 %."""
     shaped = lab.exec(3, ["tc", "qdisc", "replace", "dev", "eth0", "root", "netem",
                           "rate", "1mbit"], timeout=60)
     assert shaped.rc == 0, shaped.text
     try:
-        rc, text, rows, _ = mesh(lab, cluster, "slow", "--disjoint", "--pct-of-median", "60")
+        rc, text, rows, _ = mesh(lab, cluster, "slow", "--disjoint", "--pct-of-median", "20")
     finally:
         lab.exec(3, ["tc", "qdisc", "del", "dev", "eth0", "root"], timeout=60)
     assert len(rows) == 12 and max(r["round"] for r in rows) == 6, text
