@@ -11,20 +11,16 @@ errno, never as a QP. SIGINT prints the final summary. Skips when rdmamon is
 not built (no clang/bpftool/libbpf) or the node has no BPF support."""
 
 import json
-import os
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
 from benchlib import caps
-from benchlib.labctl import TOP, Lab
-
-BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
-RDMAMON = BUILD / "monitor" / "rdmamon"
+from benchlib.labctl import Lab
+from monitorlib import RDMAMON, Monitor
 pytestmark = pytest.mark.nodes(2)
 TYPES = ("pd", "cq", "qp", "mr", "cm_id", "ctx", "srq")
 
@@ -64,51 +60,6 @@ def resource(lab: Lab, dev: str) -> dict[str, int]:
     rows = [r for r in json.loads(d.out) if r.get("ifname") == dev]
     assert rows, f"rdma resource lists no {dev}: {d.out}"
     return {t: int(rows[0].get(t, 0)) for t in TYPES}
-
-
-class Monitor:
-    """rdmamon -i 1 --json on node 1, its lines read from a shared file."""
-
-    def __init__(self, lab: Lab, workdir: Path) -> None:
-        share = lab.share()
-        self.out = share / "rdmamon.jsonl"
-        self.err = share / "rdmamon.err"
-        self.stop_file = share / "rdmamon.stop"
-        for f in (self.out, self.err, self.stop_file):
-            f.unlink(missing_ok=True)
-        script = (f'{RDMAMON} -i 1 --json > {self.out} 2> {self.err} & p=$!; '
-                  f'while [ ! -e {self.stop_file} ] && kill -0 $p 2>/dev/null; do sleep 0.3; done; '
-                  f'kill -INT $p; wait $p')
-        self.log = open(workdir / "rdmamon.exec", "wb")
-        self.proc = lab.start(1, ["sh", "-c", script], 600, self.log, subprocess.STDOUT)
-
-    def lines(self) -> list[dict[str, Any]]:
-        if not self.out.exists():
-            return []
-        return [json.loads(l) for l in self.out.read_text().splitlines() if l.strip()]
-
-    def next_line(self, timeout: float = 30) -> dict[str, Any]:
-        """The first interval written after this call."""
-        n = len(self.lines())
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ls = self.lines()
-            if len(ls) > n:
-                return ls[n]
-            assert self.proc.poll() is None or len(ls) > n, f"rdmamon ended\n{self.evidence()}"
-            time.sleep(0.2)
-        raise AssertionError(f"no rdmamon interval in {timeout}s\n{self.evidence()}")
-
-    def stop(self) -> int:
-        self.stop_file.touch()
-        try:
-            return self.proc.wait(timeout=60)
-        finally:
-            self.log.close()
-
-    def evidence(self) -> str:
-        err = self.err.read_text() if self.err.exists() else ""
-        return f"rdmamon stderr:\n{err[-3000:]}"
 
 
 def dev_counts(line: dict[str, Any], dev: str) -> Optional[dict[str, int]]:
