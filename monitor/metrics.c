@@ -59,15 +59,6 @@ static void sample(struct writer *w, const char *name, int counter, const char *
 		fprintf(w->f, "%.15g\n", value);
 }
 
-static const char *dev_name(const struct rm_snapshot *s, uint32_t idx, char *buf, size_t len)
-{
-	for (size_t i = 0; i < s->ndevs; i++)
-		if (s->devs[i].index == idx)
-			return s->devs[i].name;
-	snprintf(buf, len, "dev%" PRIu32, idx);
-	return buf;
-}
-
 static const char *cg_label(const struct rm_report_ctx *ctx, uint64_t id, char *buf, size_t len)
 {
 	const char *p = ctx && ctx->cg ? rm_cgpath(ctx->cg, id) : NULL;
@@ -103,7 +94,7 @@ static void objects(struct writer *w, const struct rm_snapshot *s)
 	for (size_t d = 0; d < nd; d++) {
 		uint64_t n[2][RM_NTYPES] = { { 0 } };
 		char buf[32];
-		const char *dn = dev_name(s, devs[d], buf, sizeof(buf));
+		const char *dn = rm_snap_dev_name(s, devs[d], buf, sizeof(buf));
 
 		for (size_t i = 0; i < s->nobjs; i++)
 			if (s->objs[i].k.dev == devs[d] && s->objs[i].k.type < RM_NTYPES)
@@ -156,7 +147,7 @@ static void cgroup_objects(struct writer *w, const struct rm_snapshot *s,
 	for (size_t c = 0; c < n; c++) {
 		uint64_t live[RM_NTYPES] = { 0 };
 		char b1[32], b2[48];
-		const char *dn = dev_name(s, v[c].dev, b1, sizeof(b1));
+		const char *dn = rm_snap_dev_name(s, v[c].dev, b1, sizeof(b1));
 		const char *cg = cg_label(ctx, v[c].cgid, b2, sizeof(b2));
 
 		for (size_t i = 0; i < s->nobjs; i++)
@@ -185,7 +176,7 @@ static void lifecycle(struct writer *w, const struct rm_snapshot *s, const struc
 		const struct rm_countrow *r = &s->counts[i];
 		char b1[32], b2[48];
 		const char *l[] = { "cgroup", r->k.kern ? KERNEL_CGROUP : cg_label(ctx, r->k.cgid, b2, sizeof(b2)),
-				    "device", dev_name(s, r->k.dev, b1, sizeof(b1)),
+				    "device", rm_snap_dev_name(s, r->k.dev, b1, sizeof(b1)),
 				    "type", rm_type_name(r->k.type), "owner", r->k.kern ? "kernel" : "user" };
 
 		sample(w, name, 1, l, 4, (double)(destroys ? r->v.destroys : r->v.creates));

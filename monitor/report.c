@@ -17,15 +17,6 @@ static json_t *type_counts(const uint64_t n[RM_NTYPES])
 	return o;
 }
 
-static const char *dev_name(const struct rm_snapshot *s, uint32_t idx, char *buf, size_t len)
-{
-	for (size_t i = 0; i < s->ndevs; i++)
-		if (s->devs[i].index == idx)
-			return s->devs[i].name;
-	snprintf(buf, len, "dev%" PRIu32, idx);
-	return buf;
-}
-
 static uint64_t calls_where(const struct rm_snapshot *s, uint64_t cgid, int any_cg, int op,
 			    int err, int any_err)
 {
@@ -84,7 +75,7 @@ static json_t *devices(const struct rm_snapshot *s)
 			(r->o.kern ? kern : user)[r->k.type]++;
 			all[r->k.type]++;
 		}
-		o = json_pack("{s:s, s:I, s:o, s:o, s:o}", "name", dev_name(s, seen[d], buf, sizeof(buf)),
+		o = json_pack("{s:s, s:I, s:o, s:o, s:o}", "name", rm_snap_dev_name(s, seen[d], buf, sizeof(buf)),
 			      "index", (json_int_t)seen[d], "total", type_counts(all), "user",
 			      type_counts(user), "kernel", type_counts(kern));
 		json_array_append_new(arr, o);

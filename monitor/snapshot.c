@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "snapshot.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +71,13 @@ void rm_snap_clear(struct rm_snapshot *s)
 	free(s->calls);
 	free(s->devs);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *rm_snap_dev_name(const struct rm_snapshot *s, uint32_t idx, char *buf, size_t len)
+{
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (s->devs[i].index == idx)
+			return s->devs[i].name;
+	snprintf(buf, len, "dev%" PRIu32, idx);
+	return buf;
 }

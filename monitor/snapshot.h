@@ -36,5 +36,7 @@ int rm_snap_add_count(struct rm_snapshot *s, const struct rm_count_key *k,
 int rm_snap_add_call(struct rm_snapshot *s, const struct rm_op_key *k, uint64_t n);
 int rm_snap_add_dev(struct rm_snapshot *s, uint32_t index, const char *name);
 void rm_snap_clear(struct rm_snapshot *s);   /* frees the arrays, zeroes all */
+/* The name of device idx, or "devIDX" in buf when the snapshot has none. */
+const char *rm_snap_dev_name(const struct rm_snapshot *s, uint32_t idx, char *buf, size_t len);
 
 #endif
