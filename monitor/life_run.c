@@ -24,6 +24,7 @@
 #include "conntable.h"
 #include "env.h"
 #include "lifecycle.h"
+#include "names.h"
 #include "rdmamon.h"
 /* generated in the build tree (see rdmamon.c) */
 #include <rdmamon.skel.h>
@@ -130,15 +131,11 @@ static void parse(int argc, char **argv, struct life_opts *o)
 	while ((c = getopt_long(argc, argv, "i:c:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			errno = 0;
-			o->interval = strtod(optarg, &end);
-			if (errno || *end || !(o->interval >= 0.1 && o->interval <= 3600))
+			if (rm_interval_parse(optarg, &o->interval))
 				die("-i: '%s' is not a number of seconds in 0.1..3600", optarg);
 			break;
 		case 'c':
-			errno = 0;
-			o->count = strtol(optarg, &end, 10);
-			if (errno || *end || o->count < 1)
+			if (rm_count_parse(optarg, &o->count))
 				die("-c: '%s' is not a positive count", optarg);
 			break;
 		case 'p':

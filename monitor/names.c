@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "names.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,4 +73,30 @@ const char *rm_errno_name(int err, char *buf, unsigned len)
 		return n;
 	snprintf(buf, len, "E%d", err);
 	return buf;
+}
+
+int rm_interval_parse(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.1 && v <= 3600))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int rm_count_parse(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1)
+		return -1;
+	*out = v;
+	return 0;
 }

@@ -22,4 +22,9 @@ const char *rm_op_name(unsigned op);             /* "?" when out of range */
 /* "EINVAL" for -22 or 22; "E<n>" for a number with no name; "ok" for 0. */
 const char *rm_errno_name(int err, char *buf, unsigned len);
 
+/* The views' common options: -i SECONDS (0.1..3600) and -c COUNT (>= 1).
+ * 0, or -1 with *out untouched when the text is not one. */
+int rm_interval_parse(const char *s, double *out);
+int rm_count_parse(const char *s, long *out);
+
 #endif

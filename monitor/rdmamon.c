@@ -94,7 +94,6 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	int c;
-	char *end;
 
 	*o = (struct opts){ .interval = 1.0, .cgroot = "/sys/fs/cgroup" };
 	if (argc > 1 && argv[1][0] != '-') {
@@ -108,15 +107,11 @@ static void parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "i:c:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			errno = 0;
-			o->interval = strtod(optarg, &end);
-			if (errno || *end || !(o->interval >= 0.1 && o->interval <= 3600))
+			if (rm_interval_parse(optarg, &o->interval))
 				die("-i: '%s' is not a number of seconds in 0.1..3600", optarg);
 			break;
 		case 'c':
-			errno = 0;
-			o->count = strtol(optarg, &end, 10);
-			if (errno || *end || o->count < 1)
+			if (rm_count_parse(optarg, &o->count))
 				die("-c: '%s' is not a positive count", optarg);
 			break;
 		case 'j': o->json = 1; break;

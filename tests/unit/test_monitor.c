@@ -47,6 +47,35 @@ static void test_names(void **state)
 	assert_false(rm_op(OP_MODIFY_QP)->returns_ptr);
 }
 
+/* -i and -c of every view: bounds, junk and overflow refused, *out untouched */
+static void test_interval_count(void **state)
+{
+	double iv = 7;
+	long n = 7;
+
+	(void)state;
+	assert_int_equal(rm_interval_parse("0.5", &iv), 0);
+	assert_true(iv == 0.5);
+	assert_int_equal(rm_interval_parse("3600", &iv), 0);
+	assert_true(iv == 3600);
+	iv = 7;
+	assert_int_equal(rm_interval_parse("0.09", &iv), -1);
+	assert_int_equal(rm_interval_parse("3600.5", &iv), -1);
+	assert_int_equal(rm_interval_parse("1s", &iv), -1);
+	assert_int_equal(rm_interval_parse("", &iv), -1);
+	assert_int_equal(rm_interval_parse("nan", &iv), -1);
+	assert_true(iv == 7);
+	assert_int_equal(rm_count_parse("3", &n), 0);
+	assert_int_equal(n, 3);
+	n = 7;
+	assert_int_equal(rm_count_parse("0", &n), -1);
+	assert_int_equal(rm_count_parse("-2", &n), -1);
+	assert_int_equal(rm_count_parse("", &n), -1);
+	assert_int_equal(rm_count_parse("2x", &n), -1);
+	assert_int_equal(rm_count_parse("99999999999999999999", &n), -1);
+	assert_int_equal(n, 7);
+}
+
 static void test_cgpath(void **state)
 {
 	char root[] = "/tmp/rdmamon-cg-XXXXXX", p[256];
@@ -266,6 +295,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_interval_count),
 		cmocka_unit_test(test_cgpath),
 		cmocka_unit_test(test_seed_parse),
 		cmocka_unit_test(test_proc_cgroup),
