@@ -40,6 +40,8 @@ int cap_engine_init(struct cap_engine *e, const struct cap_opts *o, const char *
 	e->scratch = malloc(e->scratch_len);
 	if (!e->src || !e->scratch)
 		return -1;
+	if (o->roce && cap_psn_init(&e->psn, CAP_PSN_FLOWS))
+		return -1;
 	e->t0_ns = e->last_tick_ns = cap_now_ns();
 	return 0;
 }
@@ -181,6 +183,8 @@ int cap_engine_packet(struct cap_engine *e, const struct cap_pkt *p)
 		else
 			s->seq.short_pkts++;
 	}
+	if (o->roce)
+		cap_psn_frame(&e->psn, frame, len, (uint32_t)(p->wire_len > len ? p->wire_len : len));
 	s->packets++;
 	s->bytes += p->wire_len;
 	e->packets++;
@@ -252,6 +256,17 @@ static void print_line(struct cap_engine *e, FILE *to, const char *what, double 
 		(unsigned long long)d->table_full, (unsigned long long)d->cut,
 		(unsigned long long)stalls_total(e),
 		e->packets ? (double)e->polls / (double)e->packets : 0.0);
+	if (e->o->roce) {
+		struct cap_psn_totals t;
+
+		cap_psn_totals(&e->psn, &t);
+		fprintf(to, "%s psn: %u flows, gaps %llu (%llu PSNs) late %llu retransmits %llu missing %llu "
+			"beyond-window %llu resyncs %llu undecoded %llu table-full %llu\n", what, e->psn.nflows,
+			(unsigned long long)t.gaps, (unsigned long long)t.gap_psns, (unsigned long long)t.late,
+			(unsigned long long)t.retransmits, (unsigned long long)t.missing,
+			(unsigned long long)t.beyond_window, (unsigned long long)t.resyncs,
+			(unsigned long long)e->psn.undecoded, (unsigned long long)e->psn.table_full);
+	}
 	fflush(to);
 }
 
@@ -279,6 +294,35 @@ bool cap_engine_done(const struct cap_engine *e)
 	if (e->o->count && e->packets >= e->o->count)
 		return true;
 	return e->o->duration > 0 && (double)(cap_now_ns() - e->t0_ns) / 1e9 >= e->o->duration;
+}
+
+static json_t *psn_json(const struct cap_psn *t)
+{
+	json_t *flows = json_array();
+	struct cap_psn_totals sum;
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+	for (unsigned i = 0; i < t->nflows; i++) {
+		const struct cap_psn_flow *f = &t->flows[i];
+
+		roce_addr_text(f->ip_version, f->src, a, sizeof(a));
+		roce_addr_text(f->ip_version, f->dst, b, sizeof(b));
+		json_array_append_new(flows, json_pack("{s:s, s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"src", a, "dst", b, "dest_qp", (json_int_t)f->dest_qp,
+			"transport", f->transport == ROCE_TR_UC ? "UC" : "RC",
+			"packets", (json_int_t)f->packets, "first_psn", (json_int_t)f->first_psn,
+			"next_psn", (json_int_t)f->next_psn, "gaps", (json_int_t)f->gaps,
+			"gap_psns", (json_int_t)f->gap_psns, "late", (json_int_t)f->late,
+			"retransmits", (json_int_t)f->retransmits, "missing", (json_int_t)cap_psn_missing(f),
+			"beyond_window", (json_int_t)f->beyond_window, "resyncs", (json_int_t)f->resyncs));
+	}
+	cap_psn_totals(t, &sum);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+		"path_mtu", (json_int_t)t->pmtu, "gaps", (json_int_t)sum.gaps, "gap_psns", (json_int_t)sum.gap_psns,
+		"late", (json_int_t)sum.late, "retransmits", (json_int_t)sum.retransmits,
+		"missing", (json_int_t)sum.missing, "beyond_window", (json_int_t)sum.beyond_window,
+		"resyncs", (json_int_t)sum.resyncs, "undecoded", (json_int_t)t->undecoded,
+		"table_full", (json_int_t)t->table_full, "flows", flows);
 }
 
 static json_t *summary_json(struct cap_engine *e, double secs)
@@ -321,6 +365,24 @@ static json_t *summary_json(struct cap_engine *e, double secs)
 		"sources", srcs, "error", e->error ? strerror(e->error) : NULL);
 }
 
+static void print_psn_flows(const struct cap_psn *t)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+	for (unsigned i = 0; i < t->nflows; i++) {
+		const struct cap_psn_flow *f = &t->flows[i];
+
+		roce_addr_text(f->ip_version, f->src, a, sizeof(a));
+		roce_addr_text(f->ip_version, f->dst, b, sizeof(b));
+		printf("rdmacap: requests %s -> %s QP 0x%06x (%s): %llu pkts PSN 0x%06x..0x%06x gaps %llu "
+		       "(%llu PSNs) late %llu retransmits %llu missing %llu\n", a, b, f->dest_qp,
+		       f->transport == ROCE_TR_UC ? "UC" : "RC", (unsigned long long)f->packets, f->first_psn,
+		       roce_psn_add(f->next_psn, -1), (unsigned long long)f->gaps,
+		       (unsigned long long)f->gap_psns, (unsigned long long)f->late,
+		       (unsigned long long)f->retransmits, (unsigned long long)cap_psn_missing(f));
+	}
+}
+
 int cap_engine_finish(struct cap_engine *e)
 {
 	double secs = (double)(cap_now_ns() - e->t0_ns) / 1e9;
@@ -350,12 +412,17 @@ int cap_engine_finish(struct cap_engine *e)
 			       (unsigned long long)s->seq.lost, (unsigned long long)s->seq.late);
 		printf("\n");
 	}
+	if (e->o->roce)
+		print_psn_flows(&e->psn);
 	if (e->error) {
 		fprintf(stderr, "rdmacap: write to %s failed: %s; capture stopped, the files hold every "
 			"packet before it (whole records)\n", e->error_path, strerror(e->error));
 		rc = 1;
 	}
 	json_t *j = summary_json(e, secs);
+
+	if (e->o->roce)
+		json_object_set_new(j, "psn", psn_json(&e->psn));
 
 	if (e->o->json && json_dump_file(j, e->o->json, JSON_INDENT(1))) {
 		fprintf(stderr, "rdmacap: cannot write %s\n", e->o->json);
@@ -368,6 +435,7 @@ int cap_engine_finish(struct cap_engine *e)
 		rc = 1;
 	}
 	json_decref(j);
+	cap_psn_free(&e->psn);
 	free(e->src);
 	free(e->scratch);
 	e->src = NULL;

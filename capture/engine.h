@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "opts.h"
 #include "out.h"
+#include "psn.h"
 #include "seq.h"
 
 struct cap_pkt {
@@ -58,6 +59,7 @@ struct cap_engine {
 	const char *watch[CAP_MAX_LIST];  /* netdevs whose receive drops are counted */
 	int nwatch;
 	uint64_t watch_base;
+	struct cap_psn psn;    /* --roce: PSN accounting of the request flows */
 	int error;             /* errno of the write that stopped the capture */
 	char error_path[512];
 };

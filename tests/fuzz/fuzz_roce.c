@@ -3,7 +3,7 @@
  * bytes, and what is built from what it accepts: flows and their figures
  * (roce_wire.c), the join with a trace (roce_join.c) and the reports
  * (roce_report.c).
- * fuzz-sources: capture/roce/roce_decode.c capture/roce/roce_wire.c capture/roce/roce_join.c capture/roce/roce_report.c plugin/recorder/wrtrace_stats.c plugin/recorder/wrtrace_hist.c plugin/recorder/wrtrace_read.c plugin/recorder/wrtrace_write.c
+ * fuzz-sources: capture/psn.c capture/roce/roce_decode.c capture/roce/roce_wire.c capture/roce/roce_join.c capture/roce/roce_report.c plugin/recorder/wrtrace_stats.c plugin/recorder/wrtrace_hist.c plugin/recorder/wrtrace_read.c plugin/recorder/wrtrace_write.c
  * fuzz-libs: -ljansson -lpcap -lm
  * fuzz-flags: -max_len=16384 -rss_limit_mb=512
  *
@@ -20,11 +20,17 @@
  *   its PSN; retransmissions are fewer than its packets; pairs are mutual;
  * - a trace of WRs on the QPNs seen joins: found + missing = WRs, each
  *   found WR's PSN range inside the flow's span; the text and JSON reports
- *   are written without error. */
+ *   are written without error;
+ * - rdmacap's live PSN accounting (capture/psn.c), fed the same packets,
+ *   gives every request flow the figures rdmawire gives it afterwards
+ *   (packets, gaps, PSNs jumped, late, retransmitted, missing) whenever no
+ *   READ request took part (their spans rest on the MTU each learns its
+ *   own way) and no packet fell behind the live window. */
 #include <unistd.h>
 #include "fuzz.h"
 #include "capture/roce/roce_join.h"
 #include "capture/roce/roce_report.h"
+#include "capture/psn.h"
 
 static const int links[] = { ROCE_LINK_ETHERNET, ROCE_LINK_LINUX_SLL, ROCE_LINK_LINUX_SLL2, 247 };
 
@@ -131,9 +137,35 @@ static void check_join(const struct roce_capture *c, const uint8_t *data, size_t
 	fclose(null);
 }
 
+static void check_live(const struct roce_capture *c, const struct cap_psn *live, bool reads)
+{
+	if (reads || live->table_full)
+		return;
+	for (size_t i = 0; i < c->nflows; i++) {
+		const struct roce_flow *f = &c->flows[i];
+		const struct cap_psn_flow *l = NULL;
+		size_t alen = f->ip_version == 4 ? 4 : 16;
+
+		if (f->cls != ROCE_REQUEST)
+			continue;
+		for (unsigned k = 0; k < live->nflows && !l; k++)
+			if (live->flows[k].dest_qp == f->dest_qp && live->flows[k].ip_version == f->ip_version &&
+			    !memcmp(live->flows[k].src, f->src, alen) && !memcmp(live->flows[k].dst, f->dst, alen))
+				l = &live->flows[k];
+		FUZZ_ASSERT(l && l->packets == f->n);
+		if (l->beyond_window)
+			continue;
+		FUZZ_ASSERT(l->gaps == f->gaps && l->gap_psns == f->gap_psns);
+		FUZZ_ASSERT(l->late == f->late && l->retransmits == f->retransmits);
+		FUZZ_ASSERT(cap_psn_missing(l) == f->missing);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct roce_capture c = { 0 };
+	struct cap_psn live;
+	bool reads = false;
 	size_t off = 1;
 	uint32_t frame = 0;
 
@@ -141,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	c.path = "fuzz";
 	c.link = links[data[0] % 4];
+	FUZZ_ASSERT(cap_psn_init(&live, CAP_PSN_FLOWS) == 0);
 	while (off + 2 <= size) {
 		uint32_t wire = (uint32_t)data[off] << 8 | data[off + 1];
 		size_t cap = size - off - 2 < wire ? size - off - 2 : wire;
@@ -154,12 +187,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_pkt(&k, cap, wire);
 			frame++;
 			FUZZ_ASSERT(roce_capture_add(&c, &k, 1000000ull * frame, frame) == 0);
+			cap_psn_packet(&live, &k);
+			reads |= k.cls == ROCE_REQUEST && roce_op_is_read_request(k.opcode);
 		}
 		free(copy);
 		off += 2 + cap;
 	}
 	FUZZ_ASSERT(roce_capture_finish(&c) == 0);
 	check_flows(&c);
+	check_live(&c, &live, reads);
+	cap_psn_free(&live);
 	check_join(&c, data, size);
 	roce_capture_free(&c);
 	return 0;

@@ -11,7 +11,11 @@ with --trace), rdmawire decodes it and joins the trace.
 - loss (16 KiB WRs, 8 in flight): netem drops 2 % of node 2's RoCE frames (before the capture point:
   AF_PACKET sees a frame after the qdisc): rdmawire finds the retransmitted
   PSNs, the PSN sequence error NAKs of node 1 and the WRs they belong to,
-  and every WR still has its packets."""
+  and every WR still has its packets.
+Beside tcpdump, rdmacap packet --roce watches the same eth0 live: its PSN
+accounting of the request flow (packets, gaps, PSNs jumped, late,
+retransmitted, missing) equals what rdmawire finds in tcpdump's file
+afterwards, in both runs."""
 
 import json
 import os
@@ -29,6 +33,7 @@ from benchlib.labctl import TOP, Lab
 
 BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
 RDMAWIRE = BUILD / "capture" / "rdmawire"
+RDMACAP = BUILD / "capture" / "rdmacap"
 SIZE = 65536
 pytestmark = pytest.mark.nodes(2)
 
@@ -42,13 +47,26 @@ def tools() -> None:
 
 
 @contextmanager
-def capture(lab: Lab, node: int, pcap: Path) -> Iterator[Path]:
+def capture(lab: Lab, node: int, pcap: Path, live: dict[str, Any]) -> Iterator[Path]:
     """tcpdump on node's eth0 (RoCE v2 only, headers: 256 B a frame, ns
-    stamps) for the duration of the block; stopped with SIGINT so the file
-    is complete."""
+    stamps) for the duration of the block, and rdmacap packet --roce on the
+    same eth0 (its summary JSON in live["rdmacap"]); both stopped with
+    SIGINT so the files are complete."""
     pidfile, log = pcap.with_suffix(".pid"), pcap.with_suffix(".tcpdump")
-    for f in (pcap, pidfile, log):
+    cdir = pcap.with_suffix(".rdmacap")
+    cpid, clog, cjson = cdir.with_suffix(".cpid"), cdir.with_suffix(".clog"), cdir / "run.json"
+    subprocess.run(["rm", "-rf", str(cdir)], check=True)
+    cdir.mkdir(parents=True)
+    for f in (pcap, pidfile, log, cpid, clog):
         f.unlink(missing_ok=True)
+    d = lab.exec(node, ["sh", "-c", f"{RDMACAP} packet --roce -i eth0 -o {cdir} -q --snaplen 256 "
+                        f"--json {cjson} >{clog} 2>&1 & echo $! >{cpid}"], timeout=30)
+    assert d.rc == 0, f"rdmacap did not start on node {node}\n{d.evidence()}"
+    for _ in range(100):          # capturing once its banner is out
+        if clog.exists() and "rdmacap: packet:" in clog.read_text(errors="replace"):
+            break
+        time.sleep(0.1)
+    assert "rdmacap: packet:" in clog.read_text(errors="replace"), clog.read_text(errors="replace")
     # --immediate-mode: frames go to the file as they come; without it a SIGINT
     # within tcpdump's 1 s buffer timeout drops the ring's last block unseen
     # (it is neither "captured" nor "dropped by kernel": 22 of 300 WRs once)
@@ -64,9 +82,12 @@ def capture(lab: Lab, node: int, pcap: Path) -> Iterator[Path]:
     try:
         yield pcap
     finally:
-        lab.exec(node, ["sh", "-c", f"kill -INT $(cat {pidfile}); "
-                        f"while kill -0 $(cat {pidfile}) 2>/dev/null; do sleep 0.1; done"],
-                 timeout=30)
+        lab.exec(node, ["sh", "-c", f"for p in {pidfile} {cpid}; do kill -INT $(cat $p); done; "
+                        f"while kill -0 $(cat {pidfile}) 2>/dev/null || kill -0 $(cat {cpid}) 2>/dev/null; "
+                        f"do sleep 0.1; done"], timeout=30)
+    assert cjson.exists(), f"rdmacap wrote no summary:\n{clog.read_text(errors='replace')}"
+    live["rdmacap"] = json.loads(cjson.read_text())
+    live["rdmacap_log"] = clog.read_text(errors="replace")
     text = log.read_text(errors="replace")
     m = re.search(r"(\d+) packets dropped by kernel", text)
     assert m and m.group(1) == "0", f"tcpdump lost frames or did not end cleanly:\n{text}"
@@ -106,10 +127,32 @@ def run_write(lab: Lab, pair, ours, dev: str, gid: int, name: str, iters: int, s
     pcap, trace = share / f"{name}.pcap", share / f"{name}.cli.csv"
     trace.unlink(missing_ok=True)
     base = [ours("ib_write_bw"), "-d", dev, "-x", str(gid), "-s", str(size), "-n", str(iters), *extra]
-    with capture(lab, 2, pcap):
+    live: dict[str, Any] = {}
+    with capture(lab, 2, pcap, live):
         p = pair(name, base, [*base, f"--trace={trace}"], timeout=80)
     assert p.ok, p.evidence()
-    return p, pcap, trace, rdmawire(str(pcap), "--trace", str(trace))
+    rep = rdmawire(str(pcap), "--trace", str(trace))
+    rep["rdmacap"], rep["rdmacap_log"] = live["rdmacap"], live["rdmacap_log"]
+    return p, pcap, trace, rep
+
+
+PSN_FIGURES = ("packets", "gaps", "gap_psns", "late", "retransmits", "missing")
+
+
+def live_agrees(rep: Any, q: Any) -> Any:
+    """rdmacap's live figures of the request flow q are rdmawire's; returns
+    rdmacap's flow."""
+    cap = rep["rdmacap"]
+    assert cap["drops"]["kernel"] == 0 and cap["drops"]["ring_freeze"] == 0, \
+        f"rdmacap's ring dropped frames: {cap['drops']}\n{rep['rdmacap_log']}"
+    psn = cap["psn"]
+    mine = [f for f in psn["flows"] if f["src"] == q["src"] and f["dest_qp"] == q["dest_qp"]]
+    assert len(mine) == 1, f"rdmacap's request flows {psn['flows']}, rdmawire's {q['src']} QP {q['dest_qp']}"
+    f = mine[0]
+    assert f["resyncs"] == 0 and f["beyond_window"] == 0 and psn["undecoded"] == 0, psn
+    diff = {k: (f[k], q[k]) for k in PSN_FIGURES if f[k] != q[k]}
+    assert not diff, f"rdmacap live vs rdmawire (field: (live, file)): {diff}\n{rep['rdmacap_log']}"
+    return f
 
 
 def test_clean(tools: None, lab: Lab, pair, ours, dev: str, gid: int, note, workdir: Path) -> None:
@@ -126,6 +169,7 @@ def test_clean(tools: None, lab: Lab, pair, ours, dev: str, gid: int, note, work
     assert q["messages"] == iters and q["packets"] == iters * per_wr, q
     assert (q["next_psn"] - q["start_psn"]) % (1 << 24) == iters * per_wr, q
     assert r["peer"] is not None and r["acks"] > 0 and sum(r["naks"].values()) == 0, r
+    live_agrees(rep, q)
     t = rep["trace"]
     assert t["wrs"] == iters and t["found"] == iters and t["missing"] == 0 and t["unfit"] == 0, \
         {k: v for k, v in t.items() if k != "wr"}
@@ -170,6 +214,7 @@ def test_loss(tools: None, lab: Lab, pair, ours, dev: str, gid: int, note) -> No
     assert q["retransmits"] > 0 and q["retransmitted_psns"], f"no retransmission found: {q}"
     assert q["gaps"] > 0 and q["late"] > 0, q
     assert q["missing"] == 0, f"PSNs never seen although RC completed: {q}"
+    live = live_agrees(rep, q)
     seq = r["naks"]["psn_sequence_error"]
     t = rep["trace"]
     assert t["found"] == iters and t["unfit"] == 0, {k: v for k, v in t.items() if k != "wr"}
@@ -182,4 +227,5 @@ def test_loss(tools: None, lab: Lab, pair, ours, dev: str, gid: int, note) -> No
     assert sum(w["naks"]["psn_sequence_error"] for w in t["wr"]) == seq
     note(f"netem dropped {drops} of node 2's frames; rdmawire: {q['retransmits']} retransmitted "
          f"packets, {q['gaps']} gaps, {seq} PSN sequence error NAKs, {len(rexmt)} WRs with "
-         f"retransmissions, {q['reframed']} PSNs resent as another packet")
+         f"retransmissions, {q['reframed']} PSNs resent as another packet; rdmacap live: "
+         f"{live['gaps']} gaps, {live['late']} late, {live['retransmits']} retransmitted (the same)")
