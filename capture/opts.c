@@ -53,6 +53,8 @@ static void usage(void)
 	     "      --snaplen N         bytes kept per packet in pcap (default 65535)\n"
 	     "      --qkey N            ud: Q_Key (default 0x11111111)\n"
 	     "      --max-sources N     sources tracked at most (default 256)\n"
+	     "      --payload-mem KIND  ud, raw, sniffer: payload buffer in auto (huge pages if any),\n"
+	     "                          host, huge (or stop) or gpu[:N] memory (refused: no GPU support)\n"
 	     "  -q, --quiet             no line per second\n"
 	     "See rdmacap(8).");
 }
@@ -128,7 +130,32 @@ static int add_name(char (*list)[CAP_NAME_MAX], int *n, const char *s, const cha
 }
 
 enum { O_APPHDR = 256, O_SEQOFF, O_SEQW, O_SEQLE, O_PRESET, O_ROCE, O_JSON, O_RING, O_SLOTS,
-       O_SNAP, O_QKEY, O_MAXSRC };
+       O_SNAP, O_QKEY, O_MAXSRC, O_PAYMEM };
+
+static const char *const mem_names[] = { "auto", "host", "huge", "gpu" };
+
+const char *cap_mem_name(enum cap_mem m)
+{
+	return m <= CAP_MEM_GPU ? mem_names[m] : "?";
+}
+
+static int parse_mem(const char *s, struct cap_opts *o, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	for (int m = CAP_MEM_AUTO; m <= CAP_MEM_HUGE; m++)
+		if (!strcmp(s, mem_names[m])) {
+			o->payload_mem = (enum cap_mem)m;
+			return 0;
+		}
+	if (strcmp(s, "gpu") && strncmp(s, "gpu:", 4))
+		return fail(err, errlen, "invalid --payload-mem '%s': auto, host, huge or gpu[:N]", s);
+	o->payload_mem = CAP_MEM_GPU;
+	if (s[3] == ':' && num(s + 4, "--payload-mem gpu:N", 0, 255, &v, err, errlen))
+		return -1;
+	o->gpu = s[3] == ':' ? (unsigned)v : 0;
+	return 0;
+}
 
 int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t errlen)
 {
@@ -145,6 +172,7 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 		{ "slots", required_argument, NULL, O_SLOTS }, { "snaplen", required_argument, NULL, O_SNAP },
 		{ "qkey", required_argument, NULL, O_QKEY },
 		{ "max-sources", required_argument, NULL, O_MAXSRC },
+		{ "payload-mem", required_argument, NULL, O_PAYMEM },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -264,6 +292,10 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 				return -1;
 			o->max_sources = (unsigned)v;
 			break;
+		case O_PAYMEM:
+			if (parse_mem(optarg, o, err, errlen))
+				return -1;
+			break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(); return 1;
 		case ':': return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
@@ -285,6 +317,9 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 			if (!o->groups[i].port)
 				return fail(err, errlen, "packet: group %s needs a UDP port (ADDR:PORT)",
 					    inet_ntoa(o->groups[i].addr));
+		if (o->payload_mem > CAP_MEM_HOST)
+			return fail(err, errlen, "packet: payloads land in the kernel's ring, in host memory: "
+				    "--payload-mem %s is for ud, raw and sniffer", cap_mem_name(o->payload_mem));
 	} else {
 		if (!o->ndevs)
 			return fail(err, errlen, "%s needs an RDMA device: -d NAME", argv[1]);
@@ -378,4 +413,24 @@ int cap_opts_check(const struct cap_opts *o, char *err, size_t errlen)
 				    o->netdevs[i], mtu, mtu - 28);
 	}
 	return check_outdir(o->outdir, err, errlen);
+}
+
+int cap_gpu_refusal(const struct cap_opts *o, const char *dev_root, char *err, size_t errlen)
+{
+	static const char *const nodes[] = { "nvidia0", "nvidiactl", "kfd", "dri/renderD128" };
+	char path[PATH_MAX], found[256] = "";
+	size_t n = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dev_root, nodes[i]);
+		if (!stat(path, &st) && n < sizeof(found))
+			n += (size_t)snprintf(found + n, sizeof(found) - n, "%s%s", n ? ", " : "", path);
+	}
+	return fail(err, errlen, "%s: --payload-mem gpu:%u: not supported by this build: GPU payload "
+		    "buffers need a GPU memory exporter (CUDA or ROCm dmabuf) registered with "
+		    "ibv_reg_dmabuf_mr, and this build has none; %s%s%s; use --payload-mem host or huge",
+		    cap_backend_name(o->backend), o->gpu, n ? "the host has GPU device nodes (" : "",
+		    n ? found : "no GPU device node on this host (/dev/nvidia*, /dev/kfd, /dev/dri/renderD*)",
+		    n ? ") but nothing here can map their memory" : "");
 }

@@ -17,6 +17,14 @@ enum cap_backend { CAP_PACKET, CAP_UD, CAP_RAW, CAP_SNIFFER };
 
 enum cap_format { CAP_FMT_PCAP = 1, CAP_FMT_RAW = 2, CAP_FMT_HDR = 4 };
 
+/* Where split receives put the payload (--payload-mem). */
+enum cap_mem {
+	CAP_MEM_AUTO,   /* huge pages when the host has them, else host memory */
+	CAP_MEM_HOST,
+	CAP_MEM_HUGE,   /* huge pages or stop */
+	CAP_MEM_GPU,    /* GPU memory (dmabuf): refused by this build, with why */
+};
+
 struct cap_group {
 	struct in_addr addr;
 	uint16_t port;      /* 0: any (the `ud` backend has no ports) */
@@ -46,6 +54,8 @@ struct cap_opts {
 	uint32_t qkey;
 	unsigned max_sources;
 	bool quiet;
+	enum cap_mem payload_mem;
+	unsigned gpu;       /* --payload-mem gpu:N */
 };
 
 /* Parse argv (argv[1] is the backend). Returns 0, 1 after --help (printed
@@ -57,6 +67,11 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 int cap_opts_check(const struct cap_opts *o, char *err, size_t errlen);
 
 const char *cap_backend_name(enum cap_backend b);
+const char *cap_mem_name(enum cap_mem m);
+
+/* --payload-mem gpu: why this build cannot, with what the host has (GPU
+ * device nodes under dev_root, "/dev" but for tests). Always -1 with err. */
+int cap_gpu_refusal(const struct cap_opts *o, const char *dev_root, char *err, size_t errlen);
 
 /* The netdev's receive drops so far (sysfs rx_dropped + rx_missed_errors +
  * rx_fifo_errors): packets the host lost before any socket or QP saw them. */

@@ -32,6 +32,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmacap: %s\n", err);
 		return 2;
 	}
+	if (o.payload_mem == CAP_MEM_GPU) {
+		cap_gpu_refusal(&o, "/dev", err, sizeof(err));
+		fprintf(stderr, "rdmacap: %s\n", err);
+		return 3;
+	}
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -5,7 +5,11 @@ nothing written - as root (rxe has no RAW_PACKET QPs: EOPNOTSUPP) and
 without CAP_NET_RAW (EPERM). packet --roce records an RC ib_write_bw run's
 RoCE v2 frames on node 1: tshark reads the same number of frames, both
 directions are there, and the data PSNs of the requester are continuous;
-rdmacap is stopped by SIGINT and exits 0 with every file whole."""
+rdmacap is stopped by SIGINT and exits 0 with every file whole.
+--payload-mem: gpu is refused before any capture (exit 3, the reason and
+what the guest has, nothing written); huge stops with a clear error while
+the guest has no huge pages, and once some are reserved the ud backend's
+payload buffer is in them (its banner says so)."""
 
 import json
 import os
@@ -49,6 +53,44 @@ def test_refused(lab: Lab, dev: str, backend: str, cap: str, errno_name: str, ad
     assert errno_name in text and advice in text, f"no {errno_name} or no '{advice}'\n{d.evidence()}"
     assert not list(out.iterdir()), f"files written: {list(out.iterdir())}"
     note(next(line for line in text.splitlines() if errno_name in line).strip())
+
+
+@pytest.mark.name("payload-mem-gpu")
+def test_payload_gpu_refused(lab: Lab, dev: str, note) -> None:
+    out = lab.share() / "node1" / "cap-gpu"
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    out.mkdir(parents=True)
+    d = lab.exec(1, [str(CAPTURE / "rdmacap"), "ud", "-d", dev, "-g", "239.77.9.1", "-o", str(out),
+                     "--payload-mem", "gpu:0"], timeout=60)
+    assert d.rc == 3, f"exit {d.rc}, want 3\n{d.evidence()}"
+    assert "not supported by this build" in d.err and "no GPU device node on this host" in d.err \
+        and "use --payload-mem host or huge" in d.err, d.evidence()
+    assert not list(out.iterdir()), f"files written: {list(out.iterdir())}"
+    note(d.err.strip())
+
+
+@pytest.mark.name("payload-mem-huge")
+def test_payload_huge(lab: Lab, dev: str, note) -> None:
+    out = lab.share() / "node1" / "cap-huge"
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    out.mkdir(parents=True)
+    nr = "/proc/sys/vm/nr_hugepages"
+    argv = [str(CAPTURE / "rdmacap"), "ud", "-d", dev, "-g", "239.77.9.2", "-o", str(out),
+            "--payload-mem", "huge", "-t", "1"]
+    before = lab.exec(1, ["cat", nr], timeout=30).out.strip()
+    try:
+        assert lab.exec(1, ["sh", "-c", f"echo 0 > {nr}"], timeout=30).rc == 0
+        d = lab.exec(1, argv, timeout=60)
+        assert d.rc != 0 and "--payload-mem huge: no" in d.err and "nr_hugepages" in d.err, \
+            f"no huge pages, yet: exit {d.rc}\n{d.evidence()}"
+        assert not list(out.iterdir()), f"files written: {list(out.iterdir())}"
+        refusal = d.err.strip()
+        assert lab.exec(1, ["sh", "-c", f"echo 4 > {nr}"], timeout=30).rc == 0
+        d = lab.exec(1, argv, timeout=60)
+        assert d.rc == 0 and "(payload in hugepages)" in d.out, f"exit {d.rc}\n{d.evidence()}"
+    finally:
+        lab.exec(1, ["sh", "-c", f"echo {before or 0} > {nr}"], timeout=30)
+    note(f"{refusal}; with 4 huge pages reserved: payload in hugepages")
 
 
 @pytest.mark.name("packet-roce")

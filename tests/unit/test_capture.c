@@ -213,7 +213,37 @@ static void test_opts_good(void **state)
 			       &o, err, sizeof(err)), 0);
 	assert_int_equal(o.seq.offset, 4);
 	assert_true(o.seq.little_endian);
+	assert_int_equal(o.payload_mem, CAP_MEM_AUTO);
+	assert_int_equal(parse("ud -d rxe0 -g 225.1.1.20 -o DIR --payload-mem huge", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.payload_mem, CAP_MEM_HUGE);
+	assert_int_equal(parse("ud -d rxe0 -g 225.1.1.20 -o DIR --payload-mem gpu:3", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.payload_mem, CAP_MEM_GPU);
+	assert_int_equal(o.gpu, 3);
+	assert_int_equal(parse("packet -i lo --roce -o DIR --payload-mem host", &o, err, sizeof(err)), 0);
+	assert_int_equal(o.payload_mem, CAP_MEM_HOST);
 	assert_int_equal(parse("--help", &o, err, sizeof(err)), 1);
+}
+
+/* --payload-mem gpu: refused with why, naming the GPU nodes the host has */
+static void test_gpu_refusal(void **state)
+{
+	struct cap_opts o;
+	char err[512] = "", dir[] = "/tmp/capgpuXXXXXX", path[600];
+
+	(void)state;
+	assert_int_equal(parse("ud -d rxe0 -g 225.1.1.20 -o DIR --payload-mem gpu:1", &o, err, sizeof(err)), 0);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(cap_gpu_refusal(&o, dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ud: --payload-mem gpu:1: not supported by this build"));
+	assert_non_null(strstr(err, "no GPU device node on this host"));
+	assert_non_null(strstr(err, "use --payload-mem host or huge"));
+	snprintf(path, sizeof(path), "%s/kfd", dir);
+	fclose(fopen(path, "w"));
+	assert_int_equal(cap_gpu_refusal(&o, dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "the host has GPU device nodes ("));
+	assert_non_null(strstr(err, "/kfd) but nothing here can map their memory"));
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_opts_bad(void **state)
@@ -242,6 +272,11 @@ static void test_opts_bad(void **state)
 	refused("packet -i lo --roce -o DIR --bogus", "unknown option '--bogus'", 0);
 	refused("packet -i lo --roce -o DIR -s 1.2.3", "invalid source", 0);
 	refused("packet -i lo --roce -o DIR extra", "unexpected argument", 0);
+	refused("ud -d rxe0 -g 225.1.1.20 -o DIR --payload-mem vram", "invalid --payload-mem 'vram'", 0);
+	refused("ud -d rxe0 -g 225.1.1.20 -o DIR --payload-mem gpu:x", "invalid --payload-mem gpu:N 'x'", 0);
+	refused("ud -d rxe0 -g 225.1.1.20 -o DIR --payload-mem gpu:256", "invalid --payload-mem gpu:N", 0);
+	refused("packet -i lo --roce -o DIR --payload-mem huge", "--payload-mem huge is for ud", 0);
+	refused("packet -i lo --roce -o DIR --payload-mem gpu", "in the kernel's ring, in host memory", 0);
 	refused("packet -i lo --roce -o", "needs a value", 0);
 	/* the host checks */
 	refused("packet -i nosuchnetdev0 --roce -o DIR", "unknown netdev 'nosuchnetdev0'", 1);
@@ -417,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_frame_from_grh),
 		cmocka_unit_test(test_opts_good),
 		cmocka_unit_test(test_opts_bad),
+		cmocka_unit_test(test_gpu_refusal),
 		cmocka_unit_test(test_engine_sources_and_loss),
 		cmocka_unit_test(test_engine_split),
 		cmocka_unit_test(test_out_disk_full),
