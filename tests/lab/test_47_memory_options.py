@@ -10,7 +10,7 @@ Checks, per cell: exits; result rows; huge pages: the tool's own
 HugePages_Free is below HugePages_Total then, and without reserved pages
 the error names nr_hugepages; --mr_per_qp: our two QPs print two RKeys
 (one without); --mmap: the tool maps the file, and the bytes our client
-sent from its file are in the server's file afterwards; data validation:
+sent from its file are in 6.06's server's file afterwards; data validation:
 "passed" with the bytes checked, and a byte broken on purpose
 (PT_TEST_BREAK=payload) fails the checking side with the offset named."""
 
@@ -64,9 +64,8 @@ def meminfo(text: str) -> dict[str, int]:
 
 # name, tool, server build, client build, extra arguments (both sides)
 HUGE = [
-    ("hugepages/write_bw/ours-up", "write_bw", "ours", "up", "-n 200"),
-    ("hugepages/write_bw/up-ours", "write_bw", "up", "ours", "-n 200"),
-    ("hugepages/send_bw-q2/ours-ours", "send_bw", "ours", "ours", "-n 200 -q 2"),
+    ("hugepages/write_bw/ours-up", "write_bw", "ours", "up", "-s 4096 -n 200"),
+    ("hugepages/write_bw/up-ours", "write_bw", "up", "ours", "-s 4096 -n 200"),
 ]
 
 
@@ -96,7 +95,7 @@ def test_hugepages(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple
 @pytest.mark.name("hugepages/none-reserved")
 def test_hugepages_none(lab: Lab, pair, ours, dev: str, gid: int) -> None:
     sh(lab, 1, "echo 0 > /proc/sys/vm/nr_hugepages")
-    a = [*base(dev, gid), "-n", "200"]
+    a = [*base(dev, gid), "-s", "4096", "-n", "200"]
     p = pair("hugepages-none", [ours("ib_write_bw"), *a, "--use_hugepages"],
              [ours("ib_write_bw"), *a])
     ev = p.evidence(25)
@@ -106,8 +105,8 @@ def test_hugepages_none(lab: Lab, pair, ours, dev: str, gid: int) -> None:
 
 
 MR_PER_QP = [
-    ("mr_per_qp/write_bw/ours-up", "write_bw", "ours", "up", "-n 200 -q 2"),
-    ("mr_per_qp/read_bw/up-ours", "read_bw", "up", "ours", "-n 200 -q 2"),
+    ("mr_per_qp/write_bw/ours-up", "write_bw", "ours", "up", "-s 4096 -n 200 -q 2"),
+    ("mr_per_qp/read_bw/up-ours", "read_bw", "up", "ours", "-s 4096 -n 200 -q 2"),
 ]
 
 
@@ -132,7 +131,7 @@ def test_mr_per_qp(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple
 
 @pytest.mark.name("mr_per_qp/off-one-rkey")
 def test_mr_shared(lab: Lab, pair, ours, dev: str, gid: int) -> None:
-    a = [*base(dev, gid), "-n", "200", "-q", "2"]
+    a = [*base(dev, gid), "-s", "4096", "-n", "200", "-q", "2"]
     p = pair("mr-shared", [ours("ib_write_bw"), *a], [ours("ib_write_bw"), *a])
     ev = p.evidence(25)
     assert p.server.rc == 0 and p.client.rc == 0, f"exit {p.server.rc}/{p.client.rc}\n{ev}"
@@ -142,7 +141,6 @@ def test_mr_shared(lab: Lab, pair, ours, dev: str, gid: int) -> None:
 MMAP = [
     ("mmap/write_bw/ours-up", "ours", "up"),
     ("mmap/write_bw/up-ours", "up", "ours"),
-    ("mmap/write_bw/ours-ours", "ours", "ours"),
 ]
 
 
@@ -154,7 +152,8 @@ def test_mmap(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> 
     # holds afterwards came from the client's file
     sh(lab, 1, f"head -c 1048576 /dev/zero > {MMAP_FILE}")
     sh(lab, 2, f"head -c 1048576 /dev/zero | tr '\\000' '\\253' > {MMAP_FILE}")
-    a = [*base(dev, gid), "-n", "200", "--mmap", MMAP_FILE, "--mmap-offset", str(MMAP_OFF)]
+    a = [*base(dev, gid), "-s", "4096", "-n", "200", "--mmap", MMAP_FILE, "--mmap-offset",
+         str(MMAP_OFF)]
     s, c = [binary(srv, "write_bw"), *a], [binary(cli, "write_bw"), *a]
     if srv == "ours":
         s = watched(MMAP_FILE, s + ["--wait_destroy", "1"])
@@ -169,18 +168,18 @@ def test_mmap(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple) -> 
                 f"{role}: {MMAP_FILE} not mapped\n{ev}"
     got = int(sh(lab, 1, f"tr -cd '\\253' < {MMAP_FILE} | wc -c").strip())
     if cli == "ours":
-        # 200 writes of 64 KiB land in the server's region: 65536 bytes of 0xab
-        assert got >= 65536, f"server's file holds {got} bytes of the client's 0xab\n{ev}"
+        # 6.06's server maps its file too: our 4 KiB writes are in it
+        assert got >= 4096, f"server's file holds {got} bytes of the client's 0xab\n{ev}"
     note(f"{name}: server file has {got} bytes 0xab, {results.rows(p.client.text)[-1]}")
 
 
 DV = [
     # name, tool, extra, break (side), expect server rc, client rc ok
     ("dv/write_bw-q2-s100/ours-ours", "write_bw", "-q 2 -s 100 -n 200", None),
-    ("dv/write_bw-b/ours-ours", "write_bw", "-b -n 200", None),
+    ("dv/write_bw-b/ours-ours", "write_bw", "-b -s 4096 -n 200", None),
     ("dv/read_bw/ours-ours", "read_bw", "-s 4096 -n 200", None),
-    ("dv/write_bw-broken/ours-ours", "write_bw", "-n 200", "client"),
-    ("dv/read_bw-broken/ours-ours", "read_bw", "-n 200", "server"),
+    ("dv/write_bw-broken/ours-ours", "write_bw", "-s 4096 -n 200", "client"),
+    ("dv/read_bw-broken/ours-ours", "read_bw", "-s 4096 -n 200", "server"),
 ]
 
 
@@ -240,7 +239,7 @@ def test_payload_file(lab: Lab, pair, ours, dev: str, gid: int, note) -> None:
 @pytest.mark.name("dv/mismatch/ours-ours")
 def test_dv_mismatch(lab: Lab, pair, ours, dev: str, gid: int) -> None:
     # only the server checks: the client's unfilled buffer fails it
-    a = [*base(dev, gid), "-n", "200"]
+    a = [*base(dev, gid), "-s", "4096", "-n", "200"]
     p = pair("dv-one-side", [ours("ib_write_bw"), *a, "--data_validation"],
              [ours("ib_write_bw"), *a])
     ev = p.evidence(25)
@@ -267,7 +266,7 @@ def test_odp_refused(lab: Lab, ours, dev: str) -> None:
 
 @pytest.mark.name("refused/use-null-mr")
 def test_null_mr(lab: Lab, pair, ours, dev: str, gid: int) -> None:
-    a = [*base(dev, gid), "-n", "200", "--use-null-mr"]
+    a = [*base(dev, gid), "-s", "4096", "-n", "200", "--use-null-mr"]
     p = pair("null-mr", [ours("ib_write_bw"), *a], [ours("ib_write_bw"), *a])
     ev = p.evidence(25)
     assert p.server.rc not in (0, None) and p.client.rc not in (0, None), \
