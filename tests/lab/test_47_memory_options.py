@@ -28,13 +28,19 @@ MMAP_FILE = "/dev/shm/pt47.buf"
 MMAP_OFF = 8192
 
 # Runs "$@" and, while it lives, prints the first line of its maps matching
-# $PT47_MAPS and the huge page counters, then exits with the tool's status.
+# $PT47_MAPS with the huge page counters read just before (so they count
+# the mapping: with huge pages, until Free < Total is seen while it is
+# mapped), then exits with the tool's status.
 WATCH = r'''"$@" & pid=$!
 seen=
 while kill -0 $pid 2>/dev/null; do
+  mi=$(awk '/^HugePages_(Total|Free):/ {print "MEMINFO", $1, $2}' /proc/meminfo)
   if line=$(grep -m1 -- "$PT47_MAPS" /proc/$pid/maps 2>/dev/null); then
-    seen=1; echo "MAPS $line"
-    awk '/^HugePages_(Total|Free):/ {print "MEMINFO", $1, $2}' /proc/meminfo
+    seen=1
+    case $PT47_MAPS in
+    anon_hugepage) set -- $mi; [ "$3" = "$6" ] && [ "$2" = HugePages_Total: ] && { sleep 0.05; continue; } ;;
+    esac
+    echo "MAPS $line"; echo "$mi"
     break
   fi
   sleep 0.05
@@ -76,9 +82,9 @@ def test_hugepages(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple
     for node in (1, 2):
         sh(lab, node, f"echo {HUGE_PAGES} > /proc/sys/vm/nr_hugepages")
     a = [*base(dev, gid), "--use_hugepages", *args.split()]
-    # ours is watched (and waits a second after the run so the watch sees it)
-    s = [binary(srv, tool), *a] + (["--wait_destroy", "1"] if srv == "ours" else [])
-    c = [binary(cli, tool), *a] + (["--wait_destroy", "1"] if cli == "ours" else [])
+    # ours is watched (and waits 2 s after the run so the watch sees it)
+    s = [binary(srv, tool), *a] + (["--wait_destroy", "2"] if srv == "ours" else [])
+    c = [binary(cli, tool), *a] + (["--wait_destroy", "2"] if cli == "ours" else [])
     s, c = (watched("anon_hugepage", s), c) if srv == "ours" else (s, watched("anon_hugepage", c))
     p = pair(name.replace("/", "-"), s, c)
     ev = p.evidence(25)
