@@ -31,7 +31,8 @@ DEFAULT_MODES = "rc, uc, ud, rc+a, rc+q4, rc+old, ud+old, mcast"
 DEFAULT_MGID = "225.1.1.20"
 MODE_HELP = ("BASE[+MOD...]: BASE rc, uc, ud or mcast (UD multicast: -c UD -g -M MGID); "
              "MOD a (-a), qN (-q N), old (--use_old_post_send), z (-z: OOB over rdma_cm), "
-             "R (-R: data QPs by rdma_cm)")
+             "R (-R: data QPs by rdma_cm), hugepages (--use_hugepages), "
+             "mr_per_qp (--mr_per_qp)")
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 # Runs the tool and says its exit status last, as the far side's shell saw it
 # (128 + N for signal N), whatever ssh or ci/lab make of a signal.
@@ -50,11 +51,14 @@ class Mode:
     qps: int = 1
     old: bool = False
     cm: str = ""            # "", "z" or "R"
+    hugepages: bool = False     # --use_hugepages (both ends need vm.nr_hugepages)
+    mr_per_qp: bool = False     # --mr_per_qp
 
     @property
     def name(self) -> str:
         mods = (["a"] if self.all_sizes else []) + ([f"q{self.qps}"] if self.qps > 1 else []) \
-            + (["old"] if self.old else []) + ([self.cm] if self.cm else [])
+            + (["old"] if self.old else []) + ([self.cm] if self.cm else []) \
+            + (["hugepages"] if self.hugepages else []) + (["mr_per_qp"] if self.mr_per_qp else [])
         return "+".join([self.base] + mods)
 
     @property
@@ -68,6 +72,8 @@ class Mode:
         a = list(a) + (["-a"] if self.all_sizes else [])
         a += ["-q", str(self.qps)] if self.qps > 1 else []
         a += ["--use_old_post_send"] if self.old else []
+        a += ["--use_hugepages"] if self.hugepages else []
+        a += ["--mr_per_qp"] if self.mr_per_qp else []
         return a + ([f"-{self.cm}"] if self.cm else [])
 
 
@@ -86,6 +92,8 @@ def parse_mode(text: str) -> Mode:
             kw["all_sizes"] = True
         elif m == "old":
             kw["old"] = True
+        elif m in ("hugepages", "mr_per_qp"):
+            kw[m] = True
         elif m in ("z", "R"):
             if "cm" in kw:
                 raise InteropError(f"mode '{text}': z and R do not combine")

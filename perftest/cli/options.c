@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "mgid.h"
 #include "options.h"
 #include "options_int.h"
@@ -104,6 +105,22 @@ static int get_limit(FILE *err, const char *name, const char *arg, double *out)
 	if (!arg || !*arg || errno || *end || !isfinite(v) || v < 0)
 		return perr(err, " Invalid value '%s' for %s: expected a number >= 0\n",
 			    arg ? arg : "", name);
+	*out = v;
+	return 0;
+}
+
+/* --mmap-offset: a byte offset into the file; mmap needs it page aligned. */
+static int get_offset(FILE *err, const char *name, const char *arg, uint64_t *out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t v;
+
+	if (parse_uint(arg, &v, NULL) || v > (uint64_t)INT64_MAX)
+		return perr(err, " Invalid value '%s' for %s: expected a byte offset >= 0\n",
+			    arg, name);
+	if (page > 0 && v % (uint64_t)page)
+		return perr(err, " Invalid value '%s' for %s: mmap needs a multiple of the page"
+			    " size (%ld)\n", arg, name, page);
 	*out = v;
 	return 0;
 }
@@ -334,6 +351,21 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 		return get_int(err, name, arg, 1, 65535, &t->cqe_poll);
 	case PT_OPT_ANNOUNCE_VERSION:
 		return get_version(err, name, arg, p->oob.fake_version);
+	/* issue 18, memory group */
+	case PT_OPT_HUGEPAGES: p->mem.use_hugepages = true; return 0;
+	case PT_OPT_MR_PER_QP: p->mem.mr_per_qp = true; return 0;
+	case PT_OPT_NULL_MR: p->mem.null_mr = true; return 0;
+	case PT_OPT_ODP: p->mem.odp = true; return 0;
+	case PT_OPT_DATA_VALIDATION: p->mem.data_validation = true; return 0;
+	case PT_OPT_DATA_VALIDATION_DEBUG:
+		p->mem.data_validation = p->mem.data_validation_debug = true;
+		return 0;
+	case PT_OPT_MMAP:
+		return get_str(err, name, arg, p->mem.mmap_file, sizeof(p->mem.mmap_file));
+	case PT_OPT_MMAP_OFFSET:
+		return get_offset(err, name, arg, &p->mem.mmap_offset);
+	case PT_OPT_PAYLOAD_FILE:
+		return get_str(err, name, arg, p->mem.payload_file, sizeof(p->mem.payload_file));
 	case PT_OPT_HELP:
 	case PT_OPT_VERSION:
 	case PT_OPT_UNSUPPORTED:

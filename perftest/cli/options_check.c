@@ -128,6 +128,27 @@ static int check_output(struct pt_params *p, FILE *err)
 }
 
 /* Queue depths, post list and CQ moderation. */
+/* Issue 18, memory group: options that contradict each other. */
+static int mem_check(const struct pt_params *p, FILE *err)
+{
+	const struct pt_mem_params *m = &p->mem;
+
+	if (m->mmap_offset && !*m->mmap_file)
+		return perr(err, " --mmap-offset needs --mmap\n");
+	/* one buffer comes from one place */
+	if (*m->mmap_file && m->use_hugepages)
+		return perr(err, " --mmap and --use_hugepages cannot be combined: the buffers come"
+			    " from the file\n");
+	/* a null MR moves no data: there would be nothing to check */
+	if (m->null_mr && m->data_validation)
+		return perr(err, " --use-null-mr and --data_validation cannot be combined: a null MR"
+			    " carries no data\n");
+	if (m->null_mr && *m->payload_file)
+		return perr(err, " --use-null-mr and --payload_file_path cannot be combined: a null MR"
+			    " carries no data\n");
+	return 0;
+}
+
 static int check_depths(struct pt_params *p, FILE *err)
 {
 	struct pt_traffic_params *t = &p->traffic;
@@ -171,6 +192,8 @@ static int check_depths(struct pt_params *p, FILE *err)
 		return perr(err, " --perform_warm_up with --write_with_imm is not implemented yet\n");
 	if (t->use_srq && p->conn.rdma_cm_qps)
 		return perr(err, " --use-srq with -R is not implemented yet\n");
+	if (mem_check(p, err))
+		return 1;
 	if (t->post_list > t->tx_depth)
 		return perr(err, " Post list size (%d) must not exceed the TX depth (%d)\n",
 			    t->post_list, t->tx_depth);

@@ -211,6 +211,19 @@ struct pt_plugin_params {
 	char plugin_args[PT_PATH_MAX];
 };
 
+/* Issue 18, memory group: where the buffers live and what they hold. */
+struct pt_mem_params {
+	bool use_hugepages;              /* --use_hugepages: MAP_HUGETLB buffers */
+	bool mr_per_qp;                  /* --mr_per_qp: one MR over each QP's regions */
+	char mmap_file[PT_PATH_MAX];     /* --mmap FILE: buffers mapped from it; "" none */
+	uint64_t mmap_offset;            /* --mmap-offset: where in FILE, page aligned */
+	bool null_mr;                    /* --use-null-mr: local SGEs on ibv_alloc_null_mr */
+	char payload_file[PT_PATH_MAX];  /* --payload_file_path: hex dword pattern */
+	bool data_validation;            /* --data_validation: fill, then check arrivals */
+	bool data_validation_debug;      /* --data_validation_debug: and print offsets */
+	bool odp;                        /* --odp: IBV_ACCESS_ON_DEMAND MRs */
+};
+
 struct pt_params {
 	const struct pt_tool *tool;
 	struct pt_dev_params dev;
@@ -220,6 +233,7 @@ struct pt_params {
 	struct pt_oob_params oob;
 	struct pt_report_params report;
 	struct pt_plugin_params plugin;
+	struct pt_mem_params mem;        /* issue 18, memory group */
 };
 
 /* The receiver consumes receive WRs: SEND, and WRITE with immediate data. */

@@ -82,7 +82,7 @@ static int post_one(struct pt_ctx *c, int i, bool recv)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(recv ? q->recv_buf : q->send_buf),
 		.length = recv ? PT_UD_GRH + sizeof(qpn) : sizeof(qpn),
-		.lkey = c->res.mr->lkey,
+		.lkey = pt_qp_lkey(&c->res, q),
 	};
 
 	if (recv) {

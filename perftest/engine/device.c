@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "util/err.h"
 #include "engine.h"
+#include "memory.h"
 #include "perftest/report/json.h"
 #include <rdma/rdma_cma.h>
 
@@ -184,6 +185,15 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 		}
 		c->run.mtu = want;
 	}
+	/* --odp: refused here, before any peer or traffic, when the device lacks it */
+	if (p->mem.odp) {
+		char why[200];
+
+		if (pt_odp_check(&c->dev.dev_attr.odp_caps, p, why, sizeof(why))) {
+			fprintf(stderr, " --odp: device %s has %s\n", c->dev.devname, why);
+			return -1;
+		}
+	}
 	c->run.page_size = (int)sysconf(_SC_PAGESIZE);
 	if (c->run.page_size <= 0)
 		c->run.page_size = 4096;
@@ -197,9 +207,6 @@ int pt_resources_create(struct pt_ctx *c)
 {
 	size_t page = (size_t)c->run.page_size;
 	size_t need = c->run.max_size + (size_t)c->run.cache_line + PT_UD_GRH;
-	/* Relaxed ordering is an optional flag: devices without it ignore it. */
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		     IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
 	int ncq_send = c->run.tx_depth * c->res.num_qps, ncq_recv = c->run.rx_depth * c->res.num_qps;
 
 	/* A region holds one message plus the GRH room, and at least two pages so
@@ -208,22 +215,15 @@ int pt_resources_create(struct pt_ctx *c)
 		need = 2 * page;
 	c->res.region = (need + page - 1) / page * page;
 	c->res.buf_len = c->res.region * 2 * (size_t)c->res.num_qps;
-	c->res.buf = aligned_alloc(page, c->res.buf_len);
-	if (!c->res.buf) {
-		fprintf(stderr, " Couldn't allocate %zu bytes of work buffer\n", c->res.buf_len);
+	if (pt_mem_alloc(&c->res, &c->p->mem, page))
 		return -1;
-	}
-	memset(c->res.buf, 0, c->res.buf_len);
 	c->res.pd = ibv_alloc_pd(c->dev.verbs);
 	if (!c->res.pd) {
 		pt_err_call("ibv_alloc_pd", pt_err_code(0), "Couldn't allocate PD");
 		return -1;
 	}
-	c->res.mr = ibv_reg_mr(c->res.pd, c->res.buf, c->res.buf_len, access);
-	if (!c->res.mr) {
-		fprintf(stderr, " Couldn't register MR of %zu bytes: %s\n", c->res.buf_len, strerror(errno));
+	if (pt_mem_register(c) || pt_mem_fill(c))
 		return -1;
-	}
 	if (c->p->traffic.use_event) {
 		c->res.channel = ibv_create_comp_channel(c->dev.verbs);
 		if (!c->res.channel) {
@@ -279,8 +279,7 @@ void pt_ctx_destroy(struct pt_ctx *c)
 		ibv_destroy_cq(c->res.recv_cq);
 	if (c->res.channel)
 		ibv_destroy_comp_channel(c->res.channel);
-	if (c->res.mr)
-		ibv_dereg_mr(c->res.mr);
+	pt_mem_deregister(&c->res);
 	if (c->res.pd)
 		ibv_dealloc_pd(c->res.pd);
 	if (c->dev.cm_devices)
@@ -288,7 +287,8 @@ void pt_ctx_destroy(struct pt_ctx *c)
 	else if (c->dev.verbs)
 		ibv_close_device(c->dev.verbs);
 	free(c->res.hwclock);
-	free(c->res.buf);
+	pt_mem_free(&c->res);
+	free(c->res.pattern);
 	free(c->res.qps);
 	free(c->peer.my_keys);
 	free(c->peer.rem_keys);

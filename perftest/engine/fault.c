@@ -11,6 +11,7 @@
 #include "loop.h"
 
 bool pt_test_break_rkey;
+bool pt_test_break_payload;
 int pt_test_stop_stage;
 
 int pt_stage_parse(const char *s)
@@ -39,11 +40,12 @@ int pt_test_stop_init(void)
 	}
 	pt_test_stop_stage = st;
 	v = getenv("PT_TEST_BREAK");
-	if (v && *v && strcmp(v, "rkey")) {
-		fprintf(stderr, " PT_TEST_BREAK=%s: unknown fault (rkey)\n", v);
+	if (v && *v && strcmp(v, "rkey") && strcmp(v, "payload")) {
+		fprintf(stderr, " PT_TEST_BREAK=%s: unknown fault (rkey, payload)\n", v);
 		return -1;
 	}
 	pt_test_break_rkey = v && !strcmp(v, "rkey");
+	pt_test_break_payload = v && !strcmp(v, "payload");
 	return 0;
 }
 

@@ -27,6 +27,10 @@ extern int pt_test_stop_stage;
  * messages we send carry a wrong rkey, a bug of ours on purpose, which must
  * fail a run on a busy host too (tests/lab/test_36_faults.py). */
 extern bool pt_test_break_rkey;
+/* PT_TEST_BREAK=payload: the first byte QP 0 sends (or serves to READ)
+ * differs from the pattern, so --data_validation must fail the run
+ * (tests/lab/test_47_memory_options.py). */
+extern bool pt_test_break_payload;
 
 /* "version", "keys", "run" or "report" -> stage; NULL or "" -> NONE;
  * anything else -> -1. */

@@ -43,7 +43,7 @@ static int post_recv_chain(const struct pt_loop *l, int i, unsigned c, struct ib
 		sge[j] = (struct ibv_sge){
 			.addr = (uintptr_t)(q->recv_buf + base + (ud ? 0 : cycle_offset(l, k))),
 			.length = (uint32_t)(l->run->size + (ud ? PT_UD_GRH : 0)),
-			.lkey = l->res->mr->lkey,
+			.lkey = pt_qp_lkey(l->res, q),
 		};
 		wr[j] = (struct ibv_recv_wr){
 			.wr_id = pt_wrid(i, k), .sg_list = &sge[j], .num_sge = 1,
@@ -136,6 +136,7 @@ struct wr_target {
 	uint32_t len;
 	uint64_t raddr;
 	uint32_t rkey;
+	uint32_t lkey;              /* the null MR's with --use-null-mr */
 };
 
 static void wr_target(const struct pt_loop *l, int i, uint64_t k, struct wr_target *t)
@@ -147,6 +148,7 @@ static void wr_target(const struct pt_loop *l, int i, uint64_t k, struct wr_targ
 	t->len = is_atomic(l->opt.opcode) ? 8 : (uint32_t)l->run->size;
 	t->raddr = q->remote_addr + off;
 	t->rkey = q->remote_rkey;
+	t->lkey = pt_qp_send_lkey(l->res, q);
 }
 
 /* SEND and WRITE carry their payload inline up to the inline size. */
@@ -207,7 +209,7 @@ static int post_send_new(const struct pt_loop *l, int i, unsigned n, uint64_t it
 		if (inl)
 			ibv_wr_set_inline_data(qx, t.local, t.len);
 		else
-			ibv_wr_set_sge(qx, l->res->mr->lkey, (uintptr_t)t.local, t.len);
+			ibv_wr_set_sge(qx, t.lkey, (uintptr_t)t.local, t.len);
 	}
 	return ibv_wr_complete(qx);
 }
@@ -253,7 +255,7 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 
 			wr_target(l, i, k, &t);
 			sge[j] = (struct ibv_sge){
-				.addr = (uintptr_t)t.local, .length = t.len, .lkey = l->res->mr->lkey,
+				.addr = (uintptr_t)t.local, .length = t.len, .lkey = t.lkey,
 			};
 			wr[j] = (struct ibv_send_wr){
 				.wr_id = pt_wrid(i, k),

@@ -13,7 +13,7 @@ void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 	k->out_reads = (uint16_t)c->run.out_reads;
 	k->qpn = c->res.qps[i].qp->qp_num;
 	k->psn = c->res.qps[i].psn;
-	k->rkey = c->res.mr->rkey ^ (pt_test_break_rkey ? 0x5a5a00u : 0);
+	k->rkey = (c->res.qps[i].mr ? c->res.qps[i].mr : c->res.mr)->rkey ^ (pt_test_break_rkey ? 0x5a5a00u : 0);
 	k->vaddr = (uint64_t)(uintptr_t)c->res.qps[i].recv_buf;
 	k->gid_index = c->dev.gid_index;
 	if (c->dev.gid_index >= 0)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine.h"
+#include "memory.h"
 
 /* The one opcode the QP posts (docs/upstream-behaviour.md §10). */
 static unsigned send_ops_for(enum pt_verb v, bool imm)
@@ -60,8 +61,8 @@ void pt_qp_adopt(struct pt_ctx *c, int i, struct ibv_qp *qp)
 		q->qpx = ibv_qp_to_qp_ex(qp);
 	q->psn = (uint32_t)lrand48() & 0xffffff;
 	q->remote_qkey = PT_QKEY;
-	q->send_buf = c->res.buf + (size_t)i * c->res.region;
-	q->recv_buf = c->res.buf + (size_t)(c->res.num_qps + i) * c->res.region;
+	pt_mem_layout(&c->res, c->p->mem.mr_per_qp, i, &q->send_buf, &q->recv_buf);
+	q->mr = c->res.qp_mrs ? c->res.qp_mrs[i] : NULL;
 }
 
 int pt_qp_create(struct pt_ctx *c, int i)

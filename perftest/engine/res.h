@@ -24,6 +24,7 @@ struct pt_qp {
 	uint32_t remote_rkey;       /* key (from its key message: pt_loop_view) */
 	uint8_t *send_buf;          /* local region: what we send */
 	uint8_t *recv_buf;          /* peer-visible region: what we receive */
+	struct ibv_mr *mr;          /* --mr_per_qp: this QP's own; NULL: the shared one */
 	/* per run */
 	uint64_t posted, completed;
 	uint64_t recv_posted, received;
@@ -47,6 +48,12 @@ struct pt_res {
 	size_t region;              /* bytes per region; 2 per QP */
 	size_t buf_len;
 	struct ibv_mr *mr;
+	/* issue 18, memory group */
+	size_t map_len;             /* buf is mmap'd (huge pages, --mmap): its length */
+	struct ibv_mr **qp_mrs;     /* --mr_per_qp: one per QP (mr is the first) */
+	struct ibv_mr *null_mr;     /* --use-null-mr: the local SGEs' key */
+	uint8_t *pattern;           /* --payload_file_path: the words, little endian */
+	size_t pattern_len;
 	struct ibv_comp_channel *channel;
 	struct ibv_cq *send_cq, *recv_cq;
 	struct ibv_srq *srq;        /* --use-srq: every QP's receives; NULL without */
@@ -59,6 +66,17 @@ struct pt_res {
 	struct pt_hwclock *hwclock;
 	char hwts_note[160];        /* why there are none, for the run info */
 };
+
+/* The key of QP q's regions, for receives (and READ/atomic results). */
+static inline uint32_t pt_qp_lkey(const struct pt_res *r, const struct pt_qp *q)
+{
+	return (q->mr ? q->mr : r->mr)->lkey;
+}
+/* The key of what QP q sends from: the null MR with --use-null-mr. */
+static inline uint32_t pt_qp_send_lkey(const struct pt_res *r, const struct pt_qp *q)
+{
+	return r->null_mr ? r->null_mr->lkey : pt_qp_lkey(r, q);
+}
 
 /* hwts_cq.c: the ex-CQ poll. */
 int pt_poll_cq_hw(struct pt_res *r, bool recv, int n, struct ibv_wc *wc, uint64_t *hw_ns);

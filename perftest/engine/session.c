@@ -117,6 +117,7 @@ void pt_session_negotiate_fill(const struct pt_ctx *c, struct pt_negotiate *n)
 	n->v[PT_NEG_DURATION_S] = t->duration;
 	n->v[PT_NEG_USE_RDMA_CM] = p->conn.rdma_cm_oob;
 	n->v[PT_NEG_WRITE_WITH_IMM] = p->tool->verb == PT_VERB_WRITE && t->with_imm;
+	n->v[PT_NEG_DATA_VALIDATION] = p->mem.data_validation;
 	memcpy(n->dev_attr, &c->dev.dev_attr.orig_attr,
 	       sizeof(c->dev.dev_attr.orig_attr) < PT_NEG_DEV_ATTR_LEN ?
 		       sizeof(c->dev.dev_attr.orig_attr) : PT_NEG_DEV_ATTR_LEN);

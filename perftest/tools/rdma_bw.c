@@ -11,6 +11,7 @@
 #include <string.h>
 #include "perftest/engine/engine.h"
 #include "perftest/engine/fault.h"
+#include "perftest/engine/memory.h"
 #include "tool.h"
 
 /* WRITE_IMM receivers: each write consumes one receive, posted up front. */
@@ -62,11 +63,15 @@ static int server_flow(struct pt_ctx *c)
 {
 	struct pt_bw_report mine, theirs;
 	struct pt_bw_result r;
+	int bad_data = 0;
 
 	memset(&mine, 0, sizeof(mine));  /* the client ignores what we send */
 	fflush(stdout);
 	if (pt_session_wait_peer_run(c))
 		return PT_EXIT_FAIL;
+	/* the client's writes are all placed once it says it is done */
+	if (c->p->mem.data_validation && c->p->tool->verb == PT_VERB_WRITE)
+		bad_data = pt_mem_validate(c, true);
 	PT_TEST_STOP(PT_STAGE_REPORT);
 	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
 		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->peer.oob));
@@ -80,9 +85,22 @@ static int server_flow(struct pt_ctx *c)
 	pt_bw_check_limits(c, &r);
 	if (c->p->report.output == PT_OUTPUT_FULL)
 		printf(PT_RESULT_LINE);
-	if (pt_session_barrier(c) || pt_session_finish(c))
+	if (pt_session_barrier(c) || pt_session_finish(c) || bad_data)
 		return PT_EXIT_FAIL;
 	return 0;
+}
+
+/* --data_validation after the last run (docs/option-parity.md): WRITE
+ * checks what the peer wrote into us, READ what we fetched. */
+static int validate(struct pt_ctx *c, bool sender, bool receiver_side)
+{
+	const struct pt_params *p = c->p;
+
+	if (!p->mem.data_validation)
+		return 0;
+	if (p->tool->verb == PT_VERB_READ)
+		return sender ? pt_mem_validate(c, false) : 0;
+	return receiver_side ? pt_mem_validate(c, true) : 0;
 }
 
 int pt_rdma_bw_flow(struct pt_ctx *c)
@@ -91,6 +109,7 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 	bool client = p->oob.is_client, duplex = p->traffic.bidirectional;
 	bool imm = p->traffic.with_imm, sender = client || duplex, receiver = imm && (!client || duplex);
 	bool posted = false;
+	int bad_data;
 	struct pt_bw_result last;
 	struct pt_loop l;
 
@@ -121,6 +140,8 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 	}
 	if (p->report.output == PT_OUTPUT_FULL)
 		printf(PT_RESULT_LINE);
+	/* a duplex run's reports come after the peer's run: its writes are in */
+	bad_data = validate(c, sender, !client || duplex);
 	if (!duplex) {
 		struct pt_bw_report mine = { last.size, last.iters, last.bw_peak, last.bw_avg,
 					     last.msg_rate };
@@ -136,7 +157,7 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 			return PT_EXIT_FAIL;
 		}
 	}
-	if (pt_session_barrier(c) || pt_session_finish(c))
+	if (pt_session_barrier(c) || pt_session_finish(c) || bad_data)
 		return PT_EXIT_FAIL;
 	return 0;
 }

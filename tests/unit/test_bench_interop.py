@@ -278,5 +278,22 @@ def dry_run():
     eq(re.findall(r"server: \S+ -F (.*) -p", out), ["-s 4096 -n 50", "-a -n 5"])
 
 
+
+@case
+def memory_modes():
+    """+hugepages and +mr_per_qp (issue 18): their options on both ends, in the mode's name"""
+    a = build("a")
+    rc, out, err, _, _ = interop("--bin", f"a={a}", "--tools", "write_bw",
+                                 "--modes", "rc+hugepages,rc+q2+mr_per_qp", "--iters", "50",
+                                 "--size", "4096", "--dry-run")
+    eq(rc, 0, err)
+    eq(re.findall(r"server: \S+ -F (.*) -p", out),
+       ["--use_hugepages -s 4096 -n 50", "-q 2 --mr_per_qp -s 4096 -n 50"])
+    assert "ib_write_bw/rc+q2+mr_per_qp/" in out, out
+    rc, out, err, _, _ = interop("--bin", f"a={a}", "--modes", "rc+mr_per_qp+mr_per_qp",
+                                 "--dry-run")
+    eq(rc, 2, out)
+    assert "'mr_per_qp' given twice" in err, err
+
 if __name__ == "__main__":
     sys.exit(run())

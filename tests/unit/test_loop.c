@@ -115,6 +115,33 @@ static void test_bw_imm_opcodes(void **state)
 	check_bw_send(IBV_WR_RDMA_WRITE_WITH_IMM, false, 4);
 }
 
+/* --use-null-mr and --mr_per_qp: the send SGEs carry the null MR's key,
+ * or the QP's own MR's, never the shared MR's (the fake checks each WR's
+ * lkey against f->mr). Both post APIs. */
+static void test_bw_mem_keys(void **state)
+{
+	struct ibv_mr shared = { .lkey = 0x9999 };
+
+	(void)state;
+	for (int api = 0; api < 2; api++)
+		for (int per_qp = 0; per_qp < 2; per_qp++) {
+			struct pt_loop l;
+			struct pt_bw_meas m;
+			struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE, 100, api);
+
+			f->res.mr = &shared;
+			for (int i = 0; i < NQP && per_qp; i++)
+				f->qps[i].mr = &f->mr;
+			if (!per_qp)
+				f->res.null_mr = &f->mr;
+			assert_int_equal(pt_qp_lkey(&f->res, &f->qps[0]), per_qp ? 0x1234 : 0x9999);
+			assert_int_equal(pt_run_bw_send(&l, &m), 0);
+			assert_int_equal(f->sends, 100 * NQP);
+			pt_bw_meas_free(&m);
+			fake_free(f);
+		}
+}
+
 static int bw_recv(const struct pt_loop *l, void *m) { return pt_run_bw_recv(l, m); }
 
 /* The receiver with imm: completions that carry it count; one without it
@@ -666,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_send_wr_api),
 		cmocka_unit_test(test_bw_imm_opcodes),
+		cmocka_unit_test(test_bw_mem_keys),
 		cmocka_unit_test(test_bw_recv_srq),
 		cmocka_unit_test(test_bw_recv_imm),
 		cmocka_unit_test(test_bw_send_wc_error),

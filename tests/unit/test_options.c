@@ -483,6 +483,41 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_send_bw, "--output=foo", "Invalid value 'foo' for --output");
 }
 
+/* Issue 18, memory group: where each is offered, what it stores, and the
+ * combinations refused before any device is opened. */
+static void test_memory_options(void **state)
+{
+	struct run *r;
+	(void)state;
+
+	r = ok(&pt_tool_write_bw, "--use_hugepages --mr_per_qp --odp --payload_file_path=/p.txt"
+	       " --data_validation_debug");
+	assert_true(r->p.mem.use_hugepages && r->p.mem.mr_per_qp && r->p.mem.odp);
+	assert_string_equal(r->p.mem.payload_file, "/p.txt");
+	assert_true(r->p.mem.data_validation && r->p.mem.data_validation_debug);
+	r = ok(&pt_tool_send_lat, "--mmap /dev/shm/f --mmap-offset 8192");
+	assert_string_equal(r->p.mem.mmap_file, "/dev/shm/f");
+	assert_int_equal(r->p.mem.mmap_offset, 8192);
+	r = ok(&pt_tool_read_bw, "--data_validation");
+	assert_true(r->p.mem.data_validation);
+	assert_false(r->p.mem.data_validation_debug);
+	/* the null MR: write and read tools, BW and latency */
+	assert_true(ok(&pt_tool_write_lat, "--use-null-mr")->p.mem.null_mr);
+	assert_true(ok(&pt_tool_read_bw, "--use-null-mr")->p.mem.null_mr);
+	bad(&pt_tool_send_bw, "--use-null-mr", "option --use-null-mr is not available in ib_send_bw");
+	bad(&pt_tool_atomic_bw, "--use-null-mr", "not available");
+	/* data validation: write and read BW only */
+	bad(&pt_tool_write_lat, "--data_validation", "not available in ib_write_lat");
+	bad(&pt_tool_send_bw, "--data_validation_debug", "not available in ib_send_bw");
+	bad(&pt_tool_write_bw, "--mmap-offset 4096", "--mmap-offset needs --mmap");
+	bad(&pt_tool_write_bw, "--mmap f --mmap-offset 100", "multiple of the page size");
+	bad(&pt_tool_write_bw, "--mmap f --mmap-offset -1", "Invalid value '-1' for --mmap-offset");
+	bad(&pt_tool_write_bw, "--mmap f --use_hugepages", "cannot be combined");
+	bad(&pt_tool_write_bw, "--use-null-mr --data_validation", "a null MR carries no data");
+	bad(&pt_tool_read_bw, "--use-null-mr --payload_file_path=p", "a null MR carries no data");
+	bad(&pt_tool_write_bw, "--payload_file_path=", "Empty value for --payload_file_path");
+}
+
 static void test_misc_options(void **state)
 {
 	struct run *r;
@@ -626,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_connection_types),
 		cmocka_unit_test(test_tool_specific_options),
 		cmocka_unit_test(test_misc_options),
+		cmocka_unit_test(test_memory_options),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_reparse),
 		cmocka_unit_test(test_tool_lookup_and_inline),
