@@ -88,7 +88,8 @@ static int server_flow(struct pt_ctx *c)
 int pt_rdma_bw_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
-	bool client = p->oob.is_client, duplex = p->traffic.bidirectional;
+	/* client: the BW sender (the server with --reversed); the OOB roles stay */
+	bool client = pt_bw_sender_side(p), duplex = p->traffic.bidirectional;
 	bool imm = p->traffic.with_imm, sender = client || duplex, receiver = imm && (!client || duplex);
 	bool posted = false;
 	struct pt_bw_result last;
