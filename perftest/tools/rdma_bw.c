@@ -72,6 +72,12 @@ static int server_flow(struct pt_ctx *c)
 		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->peer.oob));
 		return PT_EXIT_FAIL;
 	}
+	/* a receiving peer sends zeros: both sides receive (one gave --reversed) */
+	if (!theirs.size && !theirs.iters) {
+		fprintf(stderr, " The peer sent no report: it did not send either"
+			" (--reversed given on one side only?)\n");
+		return PT_EXIT_FAIL;
+	}
 	r = (struct pt_bw_result){
 		.size = theirs.size, .iters = theirs.iters, .bw_peak = theirs.bw_peak,
 		.bw_avg = theirs.bw_avg, .msg_rate = theirs.msg_rate, .gbits = c->p->report.gbits,

@@ -93,7 +93,7 @@ def test_hw_rate_limit_refused(lab: Lab, ours, dev: str, gid: int, role: str) ->
         argv.append(lab.addr(1))
     d = lab.exec(2, argv, timeout=30)
     text = d.out + d.err
-    assert d.code == 1, f"exit {d.code}, want 1\n{text}"
+    assert d.rc == 1, f"exit {d.rc}, want 1\n{text}"
     assert "has no packet pacing" in text and "qp_rate_limit_max 0" in text, text
     assert "Waiting for client" not in text, f"refused after listening\n{text}"
 
@@ -123,7 +123,7 @@ def test_latency_gap(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tup
 
 def _sent(lab: Lab, node: int, dev: str) -> int:
     d = lab.exec(node, ["cat", f"/sys/class/infiniband/{dev}/ports/1/hw_counters/sent_pkts"], timeout=30)
-    assert d.code == 0, f"node {node}: no sent_pkts counter: {d.err}"
+    assert d.rc == 0, f"node {node}: no sent_pkts counter: {d.err}"
     return int(d.out.strip())
 
 

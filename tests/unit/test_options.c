@@ -641,6 +641,9 @@ static void test_pace_options(void **state)
 	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_units p", "not supported by the HW rate limiter");
 	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW --typical_pkt_size 9",
 	    "--typical_pkt_size is for the HW rate limiter");
+	bad(&pt_tool_send_bw, "--rate_limit 1 -R", "--rate_limit_type HW with -R is not implemented yet");
+	r = ok(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW -R");
+	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_SW);
 	bad(&pt_tool_send_bw, "--rate_limit_type SW", "need --rate_limit");
 	bad(&pt_tool_send_bw, "--burst_size 4", "need --rate_limit");
 	bad(&pt_tool_send_bw, "--rate_limit 1 --burst_size 0", "Invalid value '0' for --burst_size");
