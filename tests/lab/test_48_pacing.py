@@ -157,3 +157,13 @@ def test_reversed(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple)
     # the receiving client prints the sender's numbers (write_bw) or its own (send_bw)
     assert any(r.iters == N_REV and results.positive(r.bw_avg) for r in results.rows(p.client.text)) \
         or (cli == "up" and results.CALIBRATION.search(p.client.text)), f"client: no row\n{ev}"
+
+
+@pytest.mark.name("reversed/one-side-only")
+def test_reversed_one_side(lab: Lab, pair, ours, dev: str, gid: int) -> None:
+    """--reversed on the client alone: both sides receive; ours say so and fail."""
+    a = [*_base(dev, gid), "-s", "4096", "-n", "50"]
+    p = pair("reversed-one-side", [ours("ib_write_bw"), *a], [ours("ib_write_bw"), *a, "--reversed"])
+    ev = p.evidence(25)
+    for role, end in (("server", p.server), ("client", p.client)):
+        assert end.rc != 0 and "--reversed given on one side only?" in end.text, f"{role}\n{ev}"
