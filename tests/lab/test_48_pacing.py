@@ -16,6 +16,8 @@
   one gap restarts the schedule (no catch-up burst), so a guest whose vCPU
   is descheduled loses time; 0.80 allows a fifth of the run lost that way.
   6.06's own limiter (a 6.06 client) is only reported, not judged.
+  Broken on purpose (the pacer always allowing a post): rate/sw/send_bw
+  failed with 1.4 MiB/s against a 0.557 MiB/s limit (2.5 x).
 - HW rate limiter (the default type with --rate_limit): rxe has no packet
   pacing (ibv_query_device_ex packet_pacing_caps.qp_rate_limit_max 0): the
   tool refuses before any connection, naming the cap, exit 1.
