@@ -32,7 +32,10 @@ DEFAULT_MGID = "225.1.1.20"
 MODE_HELP = ("BASE[+MOD...]: BASE rc, uc, ud or mcast (UD multicast: -c UD -g -M MGID); "
              "MOD a (-a), qN (-q N), old (--use_old_post_send), z (-z: OOB over rdma_cm), "
              "R (-R: data QPs by rdma_cm), hugepages (--use_hugepages), "
-             "mr_per_qp (--mr_per_qp)")
+             "mr_per_qp (--mr_per_qp), rate_limit (--rate_limit 0.02 --rate_limit_type SW: "
+             "a SW-paced sender, BW tools), reversed (--reversed: the server sends, BW tools)")
+# rate_limit's rate: about a third of the lab link's ~0.06 Gb/s, SW (rxe has no packet pacing)
+RATE_LIMIT_ARGS = ["--rate_limit", "0.02", "--rate_limit_type", "SW"]
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 # Runs the tool and says its exit status last, as the far side's shell saw it
 # (128 + N for signal N), whatever ssh or ci/lab make of a signal.
@@ -53,12 +56,15 @@ class Mode:
     cm: str = ""            # "", "z" or "R"
     hugepages: bool = False     # --use_hugepages (both ends need vm.nr_hugepages)
     mr_per_qp: bool = False     # --mr_per_qp
+    rate_limit: bool = False  # RATE_LIMIT_ARGS on both sides
+    reversed: bool = False    # --reversed on both sides
 
     @property
     def name(self) -> str:
         mods = (["a"] if self.all_sizes else []) + ([f"q{self.qps}"] if self.qps > 1 else []) \
             + (["old"] if self.old else []) + ([self.cm] if self.cm else []) \
-            + (["hugepages"] if self.hugepages else []) + (["mr_per_qp"] if self.mr_per_qp else [])
+            + (["hugepages"] if self.hugepages else []) + (["mr_per_qp"] if self.mr_per_qp else []) \
+            + (["rate_limit"] if self.rate_limit else []) + (["reversed"] if self.reversed else [])
         return "+".join([self.base] + mods)
 
     @property
@@ -74,6 +80,8 @@ class Mode:
         a += ["--use_old_post_send"] if self.old else []
         a += ["--use_hugepages"] if self.hugepages else []
         a += ["--mr_per_qp"] if self.mr_per_qp else []
+        a += RATE_LIMIT_ARGS if self.rate_limit else []
+        a += ["--reversed"] if self.reversed else []
         return a + ([f"-{self.cm}"] if self.cm else [])
 
 
@@ -90,9 +98,7 @@ def parse_mode(text: str) -> Mode:
         seen.add(key)
         if m == "a":
             kw["all_sizes"] = True
-        elif m == "old":
-            kw["old"] = True
-        elif m in ("hugepages", "mr_per_qp"):
+        elif m in ("old", "hugepages", "mr_per_qp", "rate_limit", "reversed"):
             kw[m] = True
         elif m in ("z", "R"):
             if "cm" in kw:
@@ -116,6 +122,8 @@ def mode_refusal(tool: str, mode: Mode) -> Optional[str]:
         return f"{tool} has no multicast (send tools only)"
     if mode.base == "mcast" and mode.cm:
         return "multicast is not run over rdma_cm here"
+    if (mode.rate_limit or mode.reversed) and not tool.endswith("_bw"):
+        return f"{tool}: the rate limiter and --reversed are BW tools' options (as upstream)"
     if mode.cm == "R" and mode.conn == "UC":
         return "rdma_cm has no UC"
     return None

@@ -366,6 +366,45 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 		return get_offset(err, name, arg, &p->mem.mmap_offset);
 	case PT_OPT_PAYLOAD_FILE:
 		return get_str(err, name, arg, p->mem.payload_file, sizeof(p->mem.payload_file));
+	/* pace: the rate limiter, the latency gap, the reversed direction */
+	case PT_OPT_RATE_LIMIT:
+		if (get_limit(err, name, arg, &p->pace.rate_limit))
+			return 1;
+		if (p->pace.rate_limit <= 0)
+			return perr(err, " Invalid value '%s' for %s: the rate must be above 0\n", arg, name);
+		return 0;
+	case PT_OPT_RATE_UNITS:
+		p->pace.rate_units_given = true;
+		if (!strcmp(arg, "M"))
+			p->pace.rate_units = PT_RATE_MIBPS;
+		else if (!strcmp(arg, "g"))
+			p->pace.rate_units = PT_RATE_GBPS;
+		else if (!strcmp(arg, "p"))
+			p->pace.rate_units = PT_RATE_PPS;
+		else
+			return perr(err, " Invalid value '%s' for %s: expected M (MiB/s), g (Gb/s)"
+				    " or p (messages/s)\n", arg, name);
+		return 0;
+	case PT_OPT_RATE_LIMIT_TYPE:
+		st->rate_limit_type_given = true;
+		if (!strcmp(arg, "SW"))
+			p->pace.limit_type = PT_RATE_LIMIT_SW;
+		else if (!strcmp(arg, "HW"))
+			p->pace.limit_type = PT_RATE_LIMIT_HW;
+		else if (!strcmp(arg, "PP"))
+			p->pace.limit_type = PT_RATE_LIMIT_PP;
+		else
+			return perr(err, " Invalid value '%s' for %s: expected SW, HW or PP\n", arg, name);
+		return 0;
+	case PT_OPT_BURST_SIZE:
+		st->burst_size_given = true;
+		return get_int(err, name, arg, 1, 65535, &p->pace.burst_size);
+	case PT_OPT_TYPICAL_PKT_SIZE: /* ibv_qp_rate_limit_attr's uint16_t */
+		st->typical_pkt_size_given = true;
+		return get_int(err, name, arg, 1, 65535, &p->pace.typical_pkt_size);
+	case PT_OPT_LATENCY_GAP: /* at most 10 s between two posts */
+		return get_int(err, name, arg, 0, 10000000, &p->pace.latency_gap_us);
+	case PT_OPT_REVERSED: p->pace.reversed = true; return 0;
 	case PT_OPT_HELP:
 	case PT_OPT_VERSION:
 	case PT_OPT_UNSUPPORTED:

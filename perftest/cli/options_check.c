@@ -233,14 +233,48 @@ static void check_no_peak(struct pt_params *p, FILE *err)
 		p->report.no_peak = true;
 	}
 	/* the SEND receiver only timestamps the first and last message */
-	if (pt_recv_verb(p) && !p->oob.is_client && !t->bidirectional)
+	if (pt_recv_verb(p) && !pt_bw_sender_side(p) && !t->bidirectional)
 		p->report.no_peak = true;
+}
+
+/* pace: the rate limiter's options go together; HW is upstream's default
+ * type; PP needs mlx5 direct verbs. The device's caps are checked once it is
+ * open (perftest/engine/pace.c), still before any traffic. */
+static int check_pace(struct pt_params *p, const struct pt_parse_state *st, FILE *err)
+{
+	struct pt_pace_params *r = &p->pace;
+
+	if (r->rate_limit <= 0) {
+		if (st->rate_limit_type_given || r->rate_units_given || st->burst_size_given ||
+		    st->typical_pkt_size_given)
+			return perr(err, " --rate_limit_type, --rate_units, --burst_size and"
+				    " --typical_pkt_size need --rate_limit\n");
+		r->limit_type = PT_RATE_LIMIT_OFF;
+	} else if (!st->rate_limit_type_given) {
+		r->limit_type = PT_RATE_LIMIT_HW;
+	}
+	if (r->limit_type == PT_RATE_LIMIT_PP)
+		return perr(err, " --rate_limit_type PP needs mlx5 packet pacing indexes"
+			    " (mlx5dv_pp_alloc): not supported by this build\n");
+	/* rdma_cm moves those QPs to RTS itself (engine/cm_qps.c): no rate set there yet */
+	if (r->limit_type == PT_RATE_LIMIT_HW && p->conn.rdma_cm_qps)
+		return perr(err, " --rate_limit_type HW with -R is not implemented yet\n");
+	if (r->limit_type == PT_RATE_LIMIT_HW && r->rate_units == PT_RATE_PPS)
+		return perr(err, " --rate_units p (messages/s) is not supported by the HW rate limiter:"
+			    " use --rate_limit_type SW or M/g units\n");
+	if (r->limit_type == PT_RATE_LIMIT_SW && st->typical_pkt_size_given)
+		return perr(err, " --typical_pkt_size is for the HW rate limiter, not SW\n");
+	if (r->limit_type == PT_RATE_LIMIT_SW && !r->burst_size)
+		r->burst_size = p->traffic.tx_depth;
+	if (r->reversed && p->mcast.enabled)
+		return perr(err, " --reversed with -g (multicast) is not implemented yet\n");
+	return 0;
 }
 
 int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err)
 {
 	if (check_mcast(p, err) || check_connection(p, err) || check_mode(p, st, err) ||
-	    check_output(p, err) || check_depths(p, err))
+	    check_output(p, err) || check_depths(p, err) || check_pace(p, st, err))
 		return 1;
 	check_no_peak(p, err);
 	return 0;

@@ -29,6 +29,7 @@ enum pt_opt_id {
 	PT_OPT_USE_SRQ, PT_OPT_CQE_POLL, PT_OPT_NO_DYN_POLL,
 	PT_OPT_WARM_UP, PT_OPT_RECV_POST_LIST,
 	/* issue 18, memory group */ PT_OPT_HUGEPAGES, PT_OPT_MR_PER_QP, PT_OPT_MMAP, PT_OPT_MMAP_OFFSET, PT_OPT_NULL_MR, PT_OPT_PAYLOAD_FILE, PT_OPT_DATA_VALIDATION, PT_OPT_DATA_VALIDATION_DEBUG, PT_OPT_ODP,
+	PT_OPT_RATE_LIMIT, PT_OPT_RATE_UNITS, PT_OPT_RATE_LIMIT_TYPE, PT_OPT_BURST_SIZE, PT_OPT_TYPICAL_PKT_SIZE, PT_OPT_LATENCY_GAP, PT_OPT_REVERSED, /* pace */
 };
 
 enum pt_optdef_flags {
@@ -59,6 +60,9 @@ const struct pt_optdef *pt_optdefs(size_t *count);
 struct pt_parse_state {
 	bool duration_given;
 	bool margin_given;
+	bool rate_limit_type_given;  /* pace: which rate limiter options came */
+	bool burst_size_given;
+	bool typical_pkt_size_given;
 };
 
 /* Derived parameters and cross-option validation (docs/upstream-behaviour.md §3, §4.1). */

@@ -224,6 +224,29 @@ struct pt_mem_params {
 	bool odp;                        /* --odp: IBV_ACCESS_ON_DEMAND MRs */
 };
 
+/* helper "pace": the rate limiter, --latency_gap, --reversed (perftest/tools/ib_send_bw.1) */
+enum pt_rate_units {
+	PT_RATE_GBPS = 0,                /* g: 10^9 bits per second (upstream's default) */
+	PT_RATE_MIBPS,                   /* M: 2^20 bytes per second */
+	PT_RATE_PPS,                     /* p: messages per second */
+};
+enum pt_rate_limit_type {
+	PT_RATE_LIMIT_OFF = 0,
+	PT_RATE_LIMIT_SW,                /* bursts paced by the sender's loop */
+	PT_RATE_LIMIT_HW,                /* the device's packet pacing, per QP */
+	PT_RATE_LIMIT_PP,                /* mlx5 packet pacing indexes: not in this build */
+};
+struct pt_pace_params {
+	double rate_limit;               /* --rate_limit in rate_units; 0 = off */
+	enum pt_rate_units rate_units;   /* --rate_units M|g|p, g */
+	bool rate_units_given;
+	enum pt_rate_limit_type limit_type; /* --rate_limit_type; HW when only --rate_limit */
+	int burst_size;                  /* --burst_size; 0 = tx_depth (SW) / device's (HW) */
+	int typical_pkt_size;            /* --typical_pkt_size (HW); 0 = not given */
+	int latency_gap_us;              /* --latency_gap: pause before each latency post */
+	bool reversed;                   /* --reversed: the BW server sends to the client */
+};
+
 struct pt_params {
 	const struct pt_tool *tool;
 	struct pt_dev_params dev;
@@ -234,7 +257,15 @@ struct pt_params {
 	struct pt_report_params report;
 	struct pt_plugin_params plugin;
 	struct pt_mem_params mem;        /* issue 18, memory group */
+	struct pt_pace_params pace;      /* helper "pace" */
 };
+
+/* The BW side that sends: the client, or the server with --reversed (the
+ * out-of-band roles stay: the client still connects and writes first). */
+static inline bool pt_bw_sender_side(const struct pt_params *p)
+{
+	return p->oob.is_client != p->pace.reversed;
+}
 
 /* The receiver consumes receive WRs: SEND, and WRITE with immediate data. */
 static inline bool pt_recv_verb(const struct pt_params *p)

@@ -170,4 +170,15 @@ int pt_trace_end(int status, uint64_t elapsed_ns);
  * periodic row: the tool sets period_row and period_arg. */
 void pt_loop_view(struct pt_ctx *c, struct pt_loop *l);
 
+/* pace_hw.c: the HW rate limiter (helper "pace") ------------------------------------ */
+/* --rate_limit in bytes per second (M, g units; 0 for p) and in kb/s. */
+double pt_pace_bytes_ps(const struct pt_pace_params *r);
+double pt_pace_kbps(const struct pt_pace_params *r);
+/* HW: 0 when the device's packet pacing caps allow the rate for the QP type,
+ * else -1 after naming the missing cap (no traffic yet). 0 for other types. */
+int pt_pace_hw_check(const struct pt_params *p, const struct ibv_device_attr_ex *a,
+		     const char *devname);
+/* HW: set QP i's rate limit (once in RTS); 0 or -1 (said). */
+int pt_pace_hw_apply(const struct pt_params *p, struct ibv_qp *qp, int i);
+
 #endif

@@ -37,6 +37,11 @@ struct pt_loop_opts {
 	unsigned recv_post_list;    /* receive WRs per ibv_post_recv (--recv_post_list) */
 	unsigned poll_batch;        /* BW: CQ poll batch; the start when poll_dynamic */
 	bool poll_dynamic;          /* BW: the batch follows the load (docs/option-parity.md) */
+	/* pace: the SW rate limiter (one of the two rates set, else off) and --latency_gap */
+	double pace_pps;            /* messages per second (--rate_units p) */
+	double pace_bytes_ps;       /* bytes per second (M, g): per message by the run's size */
+	unsigned pace_burst;        /* WRs per burst (--burst_size) */
+	uint64_t lat_gap_ns;        /* latency tools: a pause before each post */
 };
 
 /* --run_infinitely: called every period with the messages of that period. */
@@ -67,6 +72,37 @@ int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
 /* With l->opt.imm a receive completion must carry immediate data: 0, or -1
  * after saying which completion lacked it (docs/upstream-behaviour.md §5.3). */
 int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc);
+
+/* pace.c ---------------------------------------------------------------------- */
+/* The SW rate limiter: bursts of `burst` WRs, a burst every gap_ns
+ * (perftest/tools/ib_send_bw.1, --rate_limit_type). credit is the WRs the current burst
+ * still allows; a post list may overdraw it, later bursts repay. A burst late
+ * by less than one gap keeps the schedule (no drift); later than that the
+ * schedule restarts (no catch-up burst). */
+struct pt_pacer {
+	uint64_t gap_ns, next_t;
+	int64_t credit, burst;
+};
+/* The run's messages per second: pps, else bytes_ps / size; 0 when off. */
+double pt_pace_rate_pps(double pps, double bytes_ps, uint64_t size);
+/* 0, or -1 when pps or burst is not positive. */
+int pt_pacer_init(struct pt_pacer *pc, double pps, unsigned burst, uint64_t now);
+/* May a post of n WRs go at time now? When it may, the n are counted. */
+static inline bool pt_pacer_allow(struct pt_pacer *pc, unsigned n, uint64_t now)
+{
+	if (pc->credit <= 0) {
+		if (now < pc->next_t)
+			return false;
+		pc->next_t = (now - pc->next_t < pc->gap_ns ? pc->next_t : now) + pc->gap_ns;
+		pc->credit += pc->burst;
+		if (pc->credit <= 0)
+			return false;
+	}
+	pc->credit -= n;
+	return true;
+}
+/* --latency_gap: busy-wait ns (a pause before a latency post; SIGINT ends it). */
+void pt_lat_gap(uint64_t ns);
 
 /* run_bw.c -------------------------------------------------------------------- */
 /* Dynamic polling's bounds: 6.2x's adaptive batch (--cqe_poll fixes it). */

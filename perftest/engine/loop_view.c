@@ -33,6 +33,12 @@ void pt_loop_view(struct pt_ctx *c, struct pt_loop *l)
 		/* --cqe_poll fixes the batch, as does --disable_dynamic_polling */
 		.poll_batch = p->traffic.cqe_poll ? (unsigned)p->traffic.cqe_poll : PT_POLL_BATCH_MIN,
 		.poll_dynamic = !p->traffic.cqe_poll && !p->traffic.no_dynamic_poll,
+		/* pace: only the SW limiter is the loop's; HW is set on the QPs */
+		.pace_pps = p->pace.limit_type == PT_RATE_LIMIT_SW &&
+			    p->pace.rate_units == PT_RATE_PPS ? p->pace.rate_limit : 0,
+		.pace_bytes_ps = p->pace.limit_type == PT_RATE_LIMIT_SW ? pt_pace_bytes_ps(&p->pace) : 0,
+		.pace_burst = (unsigned)p->pace.burst_size,
+		.lat_gap_ns = (uint64_t)p->pace.latency_gap_us * 1000u,
 	};
 	pt_peer_watch_oob(&l->peer, &c->peer.oob);
 	/* RDMA verbs target the peer's region: from its latest key message */

@@ -78,7 +78,7 @@ static int to_rtr_rts(struct pt_ctx *c, int i, bool will_send)
 		fprintf(stderr, " Failed to modify QP %d to RTS: %s\n", i, strerror(errno));
 		return -1;
 	}
-	return 0;
+	return pt_pace_hw_apply(p, q->qp, i);
 }
 
 int pt_qps_connect(struct pt_ctx *c, bool will_send)

@@ -223,7 +223,7 @@ static int peak_nomem(void)
 
 /* Post on every QP as far as its window allows. */
 static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
-		       uint64_t *posted_total)
+		       uint64_t *posted_total, struct pt_pacer *pace)
 {
 	unsigned pl = l->opt.post_list;
 	uint32_t op = pt_plugin_op_of_wr(l->opt.opcode);
@@ -235,6 +235,9 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 		       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
 			uint64_t t = PT_HOOK_NOW, first = q->posted;
 
+			/* the SW rate limiter; off, a NULL test that always goes one way */
+			if (__builtin_expect(pace != NULL, 0) && !pt_pacer_allow(pace, pl, pt_now_ns()))
+				return 0;
 			if (m->peak) {
 				t = pt_now_ns();
 				if (pt_bw_peak_post(m->peak, t))
@@ -317,6 +320,22 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 
 static bool sender_done(const struct pt_loop *l, const struct window *w, uint64_t now);
 
+/* The SW rate limiter of this run: *pace = pc, or NULL when off. */
+static int pace_init(const struct pt_loop *l, struct pt_pacer *pc, struct pt_pacer **pace, uint64_t now)
+{
+	double pps = pt_pace_rate_pps(l->opt.pace_pps, l->opt.pace_bytes_ps, l->run->size);
+
+	*pace = NULL;
+	if (pps <= 0)
+		return 0;
+	if (pt_pacer_init(pc, pps, l->opt.pace_burst, now)) {
+		fprintf(stderr, " The SW rate limiter needs a burst size above 0 (--burst_size)\n");
+		return -1;
+	}
+	*pace = pc;
+	return 0;
+}
+
 static int reset_counters(const struct pt_loop *l)
 {
 	for (int i = 0; i < l->res->num_qps; i++) {
@@ -330,6 +349,7 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 {
 	uint64_t iters = l->opt.iters, want = iters * (uint64_t)l->res->num_qps;
 	uint64_t posted = 0, done = 0, now;
+	struct pt_pacer pacer, *pace;
 	struct window w;
 	int n;
 
@@ -340,12 +360,16 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 		return -1;
 	}
 	window_init(&w, &l->opt, pt_now_ns());
+	if (pace_init(l, &pacer, &pace, w.t_start)) {
+		pt_bw_meas_free(m);
+		return -1;
+	}
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? now >= w.t_end : done >= want)
 			break;
 		window_tick(l, &w, m, now);
-		if (post_window(l, m, iters, &posted) || (n = poll_send(l, m, &w, &done)) < 0)
+		if (post_window(l, m, iters, &posted, pace) || (n = poll_send(l, m, &w, &done)) < 0)
 			return -1;
 		if (n == 0 && l->res->channel && wait_event(l, &w, l->res->send_cq, NULL))
 			return -1;
@@ -495,6 +519,7 @@ int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m)
 	uint64_t posted = 0, done = 0, got = 0, t_first = 0, t_last = 0, now;
 	struct pt_bw_meas rx = { 0 };
 	bool client = l->opt.is_client;
+	struct pt_pacer pacer, *pace;
 	struct window w;
 	int ns, nr;
 
@@ -507,13 +532,17 @@ int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m)
 	}
 	window_init(&w, &l->opt, pt_now_ns());
 	w.start_on_rx = !client;
+	if (pace_init(l, &pacer, &pace, w.t_start)) {
+		pt_bw_meas_free(m);
+		return -1;
+	}
 	for (;;) {
 		now = pt_now_ns();
 		if (w.duration ? now >= w.t_end : (done >= want && got >= want))
 			break;
 		if (client || t_first)
 			window_tick(l, &w, m, now);
-		if ((client || t_first) && post_window(l, m, iters, &posted))
+		if ((client || t_first) && post_window(l, m, iters, &posted, pace))
 			return -1;
 		if ((ns = poll_send(l, m, &w, &done)) < 0 ||
 		    (nr = poll_recv(l, &rx, &w, &got, &t_first, &t_last)) < 0)
@@ -554,6 +583,7 @@ int pt_run_bw_warm_up(const struct pt_loop *l)
 	/* a plain iteration run: no window, no peak, no periodic rows */
 	w.opt.iters = pt_warm_up_iters(l);
 	w.opt.duration = w.opt.infinite = w.opt.peak = w.opt.cpu_util = false;
+	w.opt.pace_pps = w.opt.pace_bytes_ps = 0;  /* not paced: it is not measured */
 	w.period_row = NULL;
 	rc = pt_run_bw_send(&w, &m);
 	pt_bw_meas_free(&m);

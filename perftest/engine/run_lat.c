@@ -282,6 +282,8 @@ int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 	for (i = 0; more(&r, i); i++) {
 		if ((!client || i > 0) && (rc = recv_one(&r, side)) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
+		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
+			pt_lat_gap(l->opt.lat_gap_ns);
 		lat_stamp(&r, i, pt_now_ns());
 		if ((rc = post_one(&r, i, side)) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
@@ -324,6 +326,8 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 		if ((client || i > 0) && (rc = wait_byte(&r, (uint8_t)(client ? i + 1 : i))) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
 		*payload_last = (uint8_t)(i + 1);
+		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
+			pt_lat_gap(l->opt.lat_gap_ns);
 		lat_stamp(&r, i, pt_now_ns());
 		if ((rc = post_one(&r, i, side)) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
@@ -343,6 +347,8 @@ int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
 	if (lat_init(&r, l, m))
 		return -1;
 	for (i = 0; more(&r, i); i++) {
+		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
+			pt_lat_gap(l->opt.lat_gap_ns);
 		lat_stamp(&r, i, pt_now_ns());
 		if ((rc = post_one(&r, i, "client")) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);

@@ -264,8 +264,8 @@ int pt_session_print_header(struct pt_ctx *c)
 	const struct pt_params *p = c->p;
 	const struct pt_traffic_params *t = &p->traffic;
 	bool bw = p->tool->kind == PT_KIND_BW;
-	bool sender = p->oob.is_client || t->bidirectional || !bw;
-	bool receiver = !p->oob.is_client || t->bidirectional || !bw;
+	bool sender = pt_bw_sender_side(p) || t->bidirectional || !bw;
+	bool receiver = !pt_bw_sender_side(p) || t->bidirectional || !bw;
 	bool reads = p->tool->verb == PT_VERB_READ || p->tool->verb == PT_VERB_ATOMIC;
 	char *name = c->out.test_name;
 

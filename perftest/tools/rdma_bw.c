@@ -77,6 +77,12 @@ static int server_flow(struct pt_ctx *c)
 		fprintf(stderr, " Failed to receive the client's report: %s\n", pt_oob_strerror(&c->peer.oob));
 		return PT_EXIT_FAIL;
 	}
+	/* a receiving peer sends zeros: both sides receive (one gave --reversed) */
+	if (!theirs.size && !theirs.iters) {
+		fprintf(stderr, " The peer sent no report: it did not send either"
+			" (--reversed given on one side only?)\n");
+		return PT_EXIT_FAIL;
+	}
 	r = (struct pt_bw_result){
 		.size = theirs.size, .iters = theirs.iters, .bw_peak = theirs.bw_peak,
 		.bw_avg = theirs.bw_avg, .msg_rate = theirs.msg_rate, .gbits = c->p->report.gbits,
@@ -106,7 +112,8 @@ static int validate(struct pt_ctx *c, bool sender, bool receiver_side)
 int pt_rdma_bw_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
-	bool client = p->oob.is_client, duplex = p->traffic.bidirectional;
+	/* client: the BW sender (the server with --reversed); the OOB roles stay */
+	bool client = pt_bw_sender_side(p), duplex = p->traffic.bidirectional;
 	bool imm = p->traffic.with_imm, sender = client || duplex, receiver = imm && (!client || duplex);
 	bool posted = false;
 	int bad_data;

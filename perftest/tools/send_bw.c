@@ -88,7 +88,8 @@ static int connectionless_flow(struct pt_ctx *c)
 int pt_send_bw_flow(struct pt_ctx *c)
 {
 	const struct pt_params *p = c->p;
-	bool client = p->oob.is_client, bidir = p->traffic.bidirectional;
+	/* client: the BW sender (the server with --reversed); the OOB roles stay */
+	bool client = pt_bw_sender_side(p), bidir = p->traffic.bidirectional;
 	bool sender = client || bidir, receiver = !client || bidir;
 
 	if (pt_tool_prepare(c))

@@ -278,7 +278,6 @@ def dry_run():
     eq(re.findall(r"server: \S+ -F (.*) -p", out), ["-s 4096 -n 50", "-a -n 5"])
 
 
-
 @case
 def memory_modes():
     """+hugepages and +mr_per_qp (issue 18): their options on both ends, in the mode's name"""
@@ -294,6 +293,20 @@ def memory_modes():
                                  "--dry-run")
     eq(rc, 2, out)
     assert "'mr_per_qp' given twice" in err, err
+@case
+def pace_modes():
+    """rc+rate_limit and rc+reversed: the options on both sides, BW tools only"""
+    a = build("a")
+    rc, out, err, doc, d = interop("--bin", f"a={a}", "--tools", "write_bw,read_lat",
+                                   "--modes", "rc+rate_limit,rc+reversed", "--iters", "50",
+                                   "--dry-run")
+    eq(rc, 0, err)
+    eq(re.findall(r"server: \S+ -F (.*) -p", out),
+       ["--rate_limit 0.02 --rate_limit_type SW -n 50", "--reversed -n 50"])
+    assert "n/a: ib_read_lat rc+rate_limit: ib_read_lat: the rate limiter and --reversed" in out, out
+    rc, out, err, _, _ = interop("--bin", f"a={a}", "--modes", "rc+reversed+reversed", "--dry-run")
+    assert rc == 2 and "'reversed' given twice" in err, (rc, err)
+
 
 if __name__ == "__main__":
     sys.exit(run())

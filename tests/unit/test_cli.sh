@@ -148,8 +148,8 @@ cases() {
 	# upstream options this build cannot drive, or has not implemented yet
 	t "--use_cuda=0 is not supported" 1 '^ option --use_cuda is not supported by this build: GPU memory' \
 		-- --use_cuda=0
-	t "--rate_limit=10 is not implemented yet" 1 \
-		'^ option --rate_limit is not implemented yet: the rate limiter' -- --rate_limit=10
+	t "--rate_limit_type=PP is not supported" 1 \
+		'^ --rate_limit_type PP needs mlx5 packet pacing indexes' -- --rate_limit=10 --rate_limit_type=PP
 	t "-O is not implemented yet" 1 '^ option -O is not implemented yet' -- -O
 	t "--odp parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV --odp
 	t "--ethertype is known" 1 'not supported by this build: raw Ethernet' -- --ethertype=0x800

@@ -91,7 +91,7 @@ static void test_refused_options(void **state)
 		{ "--use-srq", "ib_write_bw", "--use-srq is not available in ib_write_bw" },
 		{ "--write_with_imm", "ib_send_bw", "not available in ib_send_bw" },
 		{ "--latency_gap=5", "ib_send_bw", "not available in ib_send_bw" },
-		{ "--latency_gap=5", "ib_read_lat", "not implemented yet: a gap" },
+		{ "--reply_every=2", "ib_read_lat", "not supported by this build: raw Ethernet" },
 		{ "-X 1", "ib_write_bw", "-X is not available in ib_write_bw" },
 		{ "--data_validation", "ib_atomic_bw", "not available in ib_atomic_bw" },
 		{ "--rate_limit 5", "ib_send_lat", "not available in ib_send_lat" },

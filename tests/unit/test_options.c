@@ -644,6 +644,73 @@ static void test_tool_lookup_and_inline(void **state)
 	assert_int_equal(pt_inline_default(&p, true), 0);
 }
 
+/* pace: the rate limiter, --latency_gap, --reversed; --reply_every is raw Ethernet's */
+static void test_pace_options(void **state)
+{
+	struct run *r;
+
+	(void)state;
+	r = ok(&pt_tool_send_bw, "");
+	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_OFF);
+	assert_false(r->p.pace.reversed);
+	r = ok(&pt_tool_write_bw, "--rate_limit 0.5");          /* upstream: HW unless told */
+	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_HW);
+	assert_int_equal(r->p.pace.rate_units, PT_RATE_GBPS);
+	assert_int_equal(r->p.pace.burst_size, 0);
+	r = ok(&pt_tool_send_bw, "--rate_limit=2.5 --rate_limit_type=SW --rate_units=M -t 64");
+	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_SW);
+	assert_int_equal(r->p.pace.rate_units, PT_RATE_MIBPS);
+	assert_true(r->p.pace.rate_limit == 2.5);
+	assert_int_equal(r->p.pace.burst_size, 64);              /* SW default: tx depth */
+	r = ok(&pt_tool_read_bw, "--rate_limit 1000 --rate_units p --rate_limit_type SW --burst_size 8");
+	assert_int_equal(r->p.pace.rate_units, PT_RATE_PPS);
+	assert_int_equal(r->p.pace.burst_size, 8);
+	r = ok(&pt_tool_atomic_bw, "--rate_limit 1 --burst_size 4 --typical_pkt_size 1024");
+	assert_int_equal(r->p.pace.typical_pkt_size, 1024);
+	bad(&pt_tool_send_bw, "--rate_limit 0", "the rate must be above 0");
+	bad(&pt_tool_send_bw, "--rate_limit -1", "Invalid value '-1' for --rate_limit");
+	bad(&pt_tool_send_bw, "--rate_limit x", "Invalid value 'x' for --rate_limit");
+	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_units G", "expected M (MiB/s), g (Gb/s) or p");
+	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type sw", "expected SW, HW or PP");
+	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type PP", "not supported by this build");
+	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_units p", "not supported by the HW rate limiter");
+	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW --typical_pkt_size 9",
+	    "--typical_pkt_size is for the HW rate limiter");
+	bad(&pt_tool_send_bw, "--rate_limit 1 -R", "--rate_limit_type HW with -R is not implemented yet");
+	r = ok(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW -R");
+	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_SW);
+	bad(&pt_tool_send_bw, "--rate_limit_type SW", "need --rate_limit");
+	bad(&pt_tool_send_bw, "--burst_size 4", "need --rate_limit");
+	bad(&pt_tool_send_bw, "--rate_limit 1 --burst_size 0", "Invalid value '0' for --burst_size");
+	bad(&pt_tool_send_lat, "--rate_limit 1", "option --rate_limit is not available in ib_send_lat");
+	bad(&pt_tool_read_lat, "--burst_size 1", "not available");
+	/* --latency_gap: latency tools, microseconds */
+	r = ok(&pt_tool_read_lat, "--latency_gap 250");
+	assert_int_equal(r->p.pace.latency_gap_us, 250);
+	r = ok(&pt_tool_write_lat, "");
+	assert_int_equal(r->p.pace.latency_gap_us, 0);
+	bad(&pt_tool_send_lat, "--latency_gap -3", "Invalid value '-3' for --latency_gap");
+	bad(&pt_tool_send_bw, "--latency_gap 3", "option --latency_gap is not available in ib_send_bw");
+	/* --reversed: BW tools; the BW sender is the server, OOB roles stay */
+	r = ok(&pt_tool_write_bw, "--reversed");          /* the server sends */
+	assert_true(r->p.pace.reversed);
+	assert_true(pt_bw_sender_side(&r->p));
+	assert_false(r->p.oob.is_client);
+	r = ok(&pt_tool_send_bw, "--reversed peer");
+	assert_true(r->p.oob.is_client);
+	assert_false(pt_bw_sender_side(&r->p));
+	assert_true(r->p.report.no_peak);        /* the SEND receiver: no peak */
+	r = ok(&pt_tool_send_bw, "--reversed");
+	assert_true(pt_bw_sender_side(&r->p));
+	assert_false(r->p.report.no_peak);
+	r = ok(&pt_tool_send_bw, "peer");
+	assert_true(pt_bw_sender_side(&r->p));
+	bad(&pt_tool_send_lat, "--reversed", "option --reversed is not available in ib_send_lat");
+	bad(&pt_tool_send_bw, "--reversed -g", "--reversed with -g (multicast) is not implemented yet");
+	bad(&pt_tool_send_bw, "--reply_every 2", "raw Ethernet");
+	bad(&pt_tool_read_lat, "--reply_every 2", "not supported by this build");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -665,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_reparse),
 		cmocka_unit_test(test_tool_lookup_and_inline),
+		cmocka_unit_test(test_pace_options),
 	};
 	return cmocka_run_group_tests_name("options", tests, NULL, teardown);
 }
