@@ -150,7 +150,7 @@ cases() {
 		-- --use_cuda=0
 	t "--rate_limit=10 is not implemented yet" 1 \
 		'^ option --rate_limit is not implemented yet: the rate limiter' -- --rate_limit=10
-	t "-O is not implemented yet" 1 '^ option -O is not implemented yet' -- -O
+	t "-O parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV -O
 	t "--odp is not implemented yet" 1 '^ option --odp is not implemented yet' -- --odp
 	t "--ethertype is known" 1 'not supported by this build: raw Ethernet' -- --ethertype=0x800
 	# -w/-y parse (then no device); bad values are refused

@@ -104,9 +104,9 @@ static void test_refused_options(void **state)
 			fail_msg("%s %s: '%s'", named[i][1], named[i][0], r->err);
 	}
 	/* a long prefix names the full option */
-	struct run *r = run(&pt_tool_send_bw, "--dualp");
+	struct run *r = run(&pt_tool_send_bw, "--mr_per");
 	assert_int_equal(r->rc, 1);
-	assert_non_null(strstr(r->err, " option --dualport is not implemented yet"));
+	assert_non_null(strstr(r->err, " option --mr_per_qp is not implemented yet"));
 	/* upstream's getopt string has no -G and no -Y (only its long table) */
 	bad(&pt_tool_send_bw, "-G", "invalid option '-G'");
 	bad(&pt_tool_send_bw, "-Y", "invalid option '-Y'");
