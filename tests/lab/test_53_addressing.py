@@ -5,8 +5,10 @@
 
 - ipv6: --ipv6 picks the IPv6 GID (printed GIDs start 254:128), ours
   against Debian's 6.06 in both roles; without it ours picks the IPv4 one.
-- wire: --flow_label on IPv6 GIDs is the IPv6 flow label of every RoCE
-  frame (tcpdump -v on node 2's eth0), with --disable_pcie_relaxed (header
+- wire: --flow_label on IPv6 GIDs should be the IPv6 flow label of every
+  RoCE frame (tcpdump -v on node 2's eth0); rxe on Debian's 6.1 sends flow
+  label 0 (and hlim 64) whatever the AH says, so the cell skips naming that
+  when no label is seen, and fails on any other label. With --disable_pcie_relaxed (header
   OFF), -W hw_counters deltas (the client's sent_pkts and the server's
   rcvd_pkts at least -n), --force-link Ethernet, --pkey_index 0 and
   --dlid (printed as the remote LID; no effect on RoCE). With IPv4 GIDs the
@@ -59,7 +61,7 @@ def capture(lab: Lab, share: Path, name: str) -> tuple[Path, Callable[[], str]]:
     log = share / f"{name}.tcpdump"
     pid = share / f"{name}.pid"
     log.unlink(missing_ok=True)
-    d = lab.exec(2, ["sh", "-c", f"tcpdump -i eth0 -nn -v -l --immediate-mode udp port 4791 "
+    d = lab.exec(2, ["sh", "-c", f"tcpdump -i eth0 -nn -v -l -B 16384 -s 128 --immediate-mode udp port 4791 "
                      f">{log} 2>&1 & echo $! >{pid}"], timeout=30)
     assert d.rc == 0, d.evidence()
     for _ in range(100):
@@ -83,27 +85,32 @@ def test_wire_ipv6(lab: Lab, pair, ours, dev: str, note) -> None:
          "--disable_pcie_relaxed", "--force-link", "Ethernet", "--pkey_index", "0",
          "--dlid", "0x33", "-W", "hw_counters/sent_pkts,hw_counters/rcvd_pkts"]
     try:
-        p = pair("wire-ipv6", [ours("send_bw"), *a], [ours("send_bw"), *a])
+        p = pair("wire-ipv6", [ours("ib_send_bw"), *a], [ours("ib_send_bw"), *a])
     finally:
         dump = stop()
     ev = p.evidence(30)
     both_ok(p, ev)
-    frames = [ln for ln in dump.splitlines() if ln.startswith(("IP6 ", "IP "))
-              or " IP6 " in ln or " IP " in ln]
-    labels = re.findall(r"flowlabel (0x[0-9a-f]+)", dump)
-    assert frames and len(labels) == len(frames), \
-        f"{len(frames)} frames, {len(labels)} with a flow label\n{dump[-2000:]}"
-    # both directions carry it: data one way, ACKs the other (each side's QP has the label)
-    assert set(labels) == {"0x12345"}, f"flow labels {sorted(set(labels))}\n{dump[-2000:]}"
     for role, text in (("server", p.server.text), ("client", p.client.text)):
+        assert len(V6.findall(text)) == 2, f"{role}: GIDs not IPv6\n{ev}"
         assert "PCIe relax order: OFF" in text, f"{role}: relaxed ordering not OFF\n{ev}"
         assert re.search(r"remote address: LID 0x33 ", text), f"{role}: --dlid not the remote LID\n{ev}"
     sent = re.search(r"hw_counters/sent_pkts\s+: (\d+)", p.client.text)
     rcvd = re.search(r"hw_counters/rcvd_pkts\s+: (\d+)", p.server.text)
     assert sent and int(sent.group(1)) >= 50, f"client: sent_pkts delta < 50\n{ev}"
     assert rcvd and int(rcvd.group(1)) >= 50, f"server: rcvd_pkts delta < 50\n{ev}"
-    note(f"{len(frames)} IPv6 frames, all flowlabel 0x12345; sent_pkts +{sent.group(1)},"
-         f" rcvd_pkts +{rcvd.group(1)}")
+    frames = [ln for ln in dump.splitlines() if " IP6 (" in ln]
+    labels = set(re.findall(r"flowlabel (0x[0-9a-f]+)", dump))
+    # a starved guest's tcpdump drops frames (68 of 100 once at host load 40): some suffice
+    assert frames, f"no IPv6 RoCE frame captured\n{dump[-2000:]}"
+    note(f"sent_pkts +{sent.group(1)}, rcvd_pkts +{rcvd.group(1)}; {len(frames)} IPv6 frames,"
+         f" flow labels seen: {sorted(labels) or 'none'}")
+    # a label other than ours is a bug; none at all is rxe's (its IPv6 header
+    # takes neither the AH's flow label nor its hop limit: hlim 64 on every frame)
+    assert labels <= {"0x12345"}, f"flow labels {sorted(labels)}\n{dump[-2000:]}"
+    if not labels:
+        pytest.skip("the wire shows no flow label: rxe (Debian 6.1) builds the IPv6 header"
+                    " with flow label 0 and hlim 64 whatever the AH says; the other checks passed")
+    assert all("flowlabel 0x12345" in ln for ln in frames), dump[-2000:]
 
 
 def test_wire_ipv4(lab: Lab, pair, ours, dev: str, note) -> None:
@@ -113,7 +120,7 @@ def test_wire_ipv4(lab: Lab, pair, ours, dev: str, note) -> None:
     _, stop = capture(lab, share, "flow4")
     a = ["-d", dev, "-F", "-n", "20", "-s", "1024", "--flow_label", "0x12345"]
     try:
-        p = pair("wire-ipv4", [ours("send_bw"), *a], [ours("send_bw"), *a])
+        p = pair("wire-ipv4", [ours("ib_send_bw"), *a], [ours("ib_send_bw"), *a])
     finally:
         dump = stop()
     ev = p.evidence(30)
@@ -138,7 +145,7 @@ REFUSALS = [
 def test_refused(lab: Lab, ours, dev: str, note, cell: tuple) -> None:
     name, args, want = cell
     # a server: a refusal after the port check would print the waiting banner first
-    d = lab.exec(1, [ours("send_bw"), "-d", dev, "-p", "18999", *args], timeout=30)
+    d = lab.exec(1, [ours("ib_send_bw"), "-d", dev, "-p", "18999", *args], timeout=30)
     ev = d.evidence(10)
     assert d.rc != 0, f"not refused\n{ev}"
     assert re.search(want, d.text), f"no reason matching {want!r}\n{ev}"
@@ -148,7 +155,7 @@ def test_refused(lab: Lab, ours, dev: str, note, cell: tuple) -> None:
 
 def test_rdma_cm_retry_count(lab: Lab, pair, ours, dev: str, gid: int, note) -> None:
     a = ["-d", dev, "-x", str(gid), "-F", "-n", "50", "-s", "1024", "-R", "--retry_count", "3"]
-    p = pair("retry-count", [ours("write_bw"), *a], [ours("write_bw"), *a])
+    p = pair("retry-count", [ours("ib_write_bw"), *a], [ours("ib_write_bw"), *a])
     ev = p.evidence(25)
     both_ok(p, ev)
     note(f"-R --retry_count 3: {results.rows(p.client.text)[-1]}")
@@ -156,7 +163,7 @@ def test_rdma_cm_retry_count(lab: Lab, pair, ours, dev: str, gid: int, note) -> 
 
 def test_bidir_events_16qps(lab: Lab, pair, ours, dev: str, gid: int, note) -> None:
     a = ["-d", dev, "-x", str(gid), "-F", "-b", "-e", "-q", "16", "-n", "32", "-s", "1024"]
-    p = pair("bidir-events-q16", [ours("send_bw"), *a], [ours("send_bw"), *a], timeout=120)
+    p = pair("bidir-events-q16", [ours("ib_send_bw"), *a], [ours("ib_send_bw"), *a], timeout=120)
     ev = p.evidence(25)
     both_ok(p, ev)
     assert results.row_ok(p.server.text, False), f"server: no result row\n{ev}"
