@@ -200,6 +200,57 @@ static int get_version(FILE *err, const char *name, const char *arg, char *dst)
 	return get_str(err, name, arg, dst, PT_VERSION_MAX);
 }
 
+/* --flow_label a[,b...]: 20-bit labels, one per QP (the list is cycled). */
+static int get_flow_labels(FILE *err, const char *name, const char *arg, struct pt_addr_params *a)
+{
+	char buf[PT_PATH_MAX];
+	char *save = NULL, *tok;
+
+	a->num_flow_labels = 0;
+	if (get_str(err, name, arg, buf, sizeof(buf)))
+		return 1;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (a->num_flow_labels == PT_FLOW_LABEL_MAX)
+			return perr(err, " Too many values for %s: at most %d\n", name,
+				    PT_FLOW_LABEL_MAX);
+		if (get_int(err, name, tok, 0, 0xfffff, &a->flow_labels[a->num_flow_labels++]))
+			return 1;
+	}
+	if (!a->num_flow_labels || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
+		return perr(err, " Invalid value '%s' for %s: expected labels separated by"
+			    " single commas\n", arg, name);
+	return 0;
+}
+
+/* -W a[,b...]: counter files relative to the port's sysfs directory
+ * (counters/NAME or hw_counters/NAME); nothing that leaves it. */
+static int get_counters(FILE *err, const char *name, const char *arg, struct pt_addr_params *a)
+{
+	char buf[PT_PATH_MAX];
+	char *save = NULL, *tok;
+
+	a->num_counters = 0;
+	if (get_str(err, name, arg, buf, sizeof(buf)))
+		return 1;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const char *slash = strchr(tok, '/');
+
+		if (a->num_counters == PT_COUNTERS_MAX)
+			return perr(err, " Too many counters for %s: at most %d\n", name,
+				    PT_COUNTERS_MAX);
+		if (!slash || strchr(slash + 1, '/') || !slash[1] || strstr(tok, "..") ||
+		    (strncmp(tok, "counters/", 9) && strncmp(tok, "hw_counters/", 12)))
+			return perr(err, " Invalid counter '%s' for %s: expected counters/NAME or"
+				    " hw_counters/NAME\n", tok, name);
+		if (strlen(tok) >= sizeof(a->counters[0]))
+			return perr(err, " Counter name '%s' for %s is too long\n", tok, name);
+		strcpy(a->counters[a->num_counters++], tok);
+	}
+	if (!a->num_counters)
+		return perr(err, " Invalid value '%s' for %s: expected counters/NAME,...\n", arg, name);
+	return 0;
+}
+
 /* Store one option's value. */
 static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 		 struct pt_params *p, struct pt_parse_state *st, FILE *err)
@@ -405,6 +456,30 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 	case PT_OPT_LATENCY_GAP: /* at most 10 s between two posts */
 		return get_int(err, name, arg, 0, 10000000, &p->pace.latency_gap_us);
 	case PT_OPT_REVERSED: p->pace.reversed = true; return 0;
+	/* group "addr" */
+	case PT_OPT_IPV6: p->addr.ipv6_gid = true; return 0;
+	case PT_OPT_NO_RELAXED: p->addr.no_relaxed = true; return 0;
+	case PT_OPT_DUALPORT: p->addr.dualport = true; return 0;
+	case PT_OPT_REPORT_PER_PORT: p->addr.report_per_port = true; return 0;
+	case PT_OPT_FLOW_LABEL:
+		return get_flow_labels(err, name, arg, &p->addr);
+	case PT_OPT_PKEY_INDEX: /* checked against the port's table at run time */
+		return get_int(err, name, arg, 0, 0xffff, &p->addr.pkey_index);
+	case PT_OPT_RETRY_COUNT: /* rdma_conn_param.retry_count has 3 bits */
+		return get_int(err, name, arg, 0, 7, &p->addr.retry_count);
+	case PT_OPT_DLID: /* a unicast LID */
+		return get_int(err, name, arg, 1, 0xbfff, &p->addr.dlid);
+	case PT_OPT_FORCE_LINK:
+		if (!strcmp(arg, "IB"))
+			p->addr.force_link = PT_LINK_IB;
+		else if (!strcmp(arg, "Ethernet"))
+			p->addr.force_link = PT_LINK_ETHERNET;
+		else
+			return perr(err, " Invalid value '%s' for %s (use IB or Ethernet)\n",
+				    arg, name);
+		return 0;
+	case PT_OPT_REPORT_COUNTERS:
+		return get_counters(err, name, arg, &p->addr);
 	case PT_OPT_HELP:
 	case PT_OPT_VERSION:
 	case PT_OPT_UNSUPPORTED:

@@ -271,10 +271,25 @@ static int check_pace(struct pt_params *p, const struct pt_parse_state *st, FILE
 	return 0;
 }
 
+/* group "addr": what needs what (docs/upstream-behaviour.md §13). */
+static int check_addr(const struct pt_params *p, FILE *err)
+{
+	const struct pt_addr_params *a = &p->addr;
+
+	if (a->report_per_port && (!a->dualport || p->traffic.test_type != PT_TEST_DURATION))
+		return perr(err, " --report-per-port needs --dualport (-O) and duration mode (-D)\n");
+	if (a->dualport && p->conn.rdma_cm_qps)
+		return perr(err, " --dualport (-O) cannot be combined with rdma_cm (-R)\n");
+	if (a->dualport && p->mcast.enabled)
+		return perr(err, " --dualport (-O) cannot be combined with multicast (-g)\n");
+	return 0;
+}
+
 int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err)
 {
 	if (check_mcast(p, err) || check_connection(p, err) || check_mode(p, st, err) ||
-	    check_output(p, err) || check_depths(p, err) || check_pace(p, st, err))
+	    check_output(p, err) || check_depths(p, err) || check_pace(p, st, err) ||
+	    check_addr(p, err))
 		return 1;
 	check_no_peak(p, err);
 	return 0;

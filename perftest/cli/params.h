@@ -247,6 +247,29 @@ struct pt_pace_params {
 	bool reversed;                   /* --reversed: the BW server sends to the client */
 };
 
+/* Addressing, port and counter options (issue 18, group "addr"). */
+#define PT_FLOW_LABEL_MAX 16           /* --flow_label entries: one per QP, cycled */
+#define PT_COUNTERS_MAX 16             /* --report-counters entries */
+enum pt_force_link {
+	PT_LINK_ANY = 0,
+	PT_LINK_IB,
+	PT_LINK_ETHERNET,
+};
+struct pt_addr_params {
+	bool ipv6_gid;                   /* --ipv6: prefer IPv6 GIDs in the automatic choice */
+	int flow_labels[PT_FLOW_LABEL_MAX]; /* --flow_label a[,b...]: GRH flow label of QP i */
+	int num_flow_labels;             /* 0 = not given (label 0) */
+	int pkey_index;                  /* --pkey_index, 0 */
+	int retry_count;                 /* --retry_count: rdma_cm's, 7 */
+	int dlid;                        /* --dlid: remote LID override; 0 = the peer's */
+	enum pt_force_link force_link;   /* --force-link IB|Ethernet */
+	bool no_relaxed;                 /* --disable_pcie_relaxed */
+	char counters[PT_COUNTERS_MAX][PT_PATH_MAX / 8]; /* -W: sysfs paths under ports/N/ */
+	int num_counters;
+	bool dualport;                   /* -O */
+	bool report_per_port;            /* --report-per-port */
+};
+
 struct pt_params {
 	const struct pt_tool *tool;
 	struct pt_dev_params dev;
@@ -258,6 +281,9 @@ struct pt_params {
 	struct pt_plugin_params plugin;
 	struct pt_mem_params mem;        /* issue 18, memory group */
 	struct pt_pace_params pace;      /* helper "pace" */
+	/* group "addr": --ipv6 --flow_label --pkey_index --retry_count --dlid
+	 * --force-link --disable_pcie_relaxed -W -O --report-per-port */
+	struct pt_addr_params addr;
 };
 
 /* The BW side that sends: the client, or the server with --reversed (the

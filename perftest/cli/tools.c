@@ -132,6 +132,8 @@ void pt_params_defaults(const struct pt_tool *tool, struct pt_params *p)
 	p->report.output = PT_OUTPUT_FULL;
 	p->report.limit_bw = -1;
 	p->report.limit_msgrate = -1;
+
+	p->addr.retry_count = 7;
 }
 
 int pt_inline_default(const struct pt_params *p, bool known_device)

@@ -55,8 +55,9 @@ static void conn_param(const struct pt_ctx *c, const struct rdma_conn_param *req
 		cp->responder_resources = req->initiator_depth;
 	if (req && req->responder_resources < cp->initiator_depth)
 		cp->initiator_depth = req->responder_resources;
-	cp->retry_count = 7;
-	cp->rnr_retry_count = 7;
+	/* --retry_count sets both, as upstream does (docs/upstream-behaviour.md §13) */
+	cp->retry_count = (uint8_t)c->p->addr.retry_count;
+	cp->rnr_retry_count = (uint8_t)c->p->addr.retry_count;
 }
 
 static int create_qp(struct pt_ctx *c, int i, struct rdma_cm_id *id, char *why, size_t len)

@@ -39,10 +39,12 @@ static bool gid_is_link_local(const union ibv_gid *g)
 	return gid_is_v4mapped(g) && g->raw[12] == 169 && g->raw[13] == 254;
 }
 
-/* Automatic GID on RoCE (docs/wire-protocol.md §5.4): prefer IPv4, then not link-local,
- * then RoCE v2; the first index wins ties. */
+/* Automatic GID on RoCE (docs/wire-protocol.md §5.4): prefer IPv4 (IPv6 with
+ * --ipv6), then not link-local, then RoCE v2; the first index wins ties. */
 static int pick_gid_index(struct pt_ctx *c, int port)
 {
+	bool want_v6 = c->p->addr.ipv6_gid;
+
 	int best = -1, best_score = -1;
 
 	for (int i = 0; i < c->dev.port_attr.gid_tbl_len; i++) {
@@ -51,7 +53,7 @@ static int pick_gid_index(struct pt_ctx *c, int port)
 
 		if (ibv_query_gid_ex(c->dev.verbs, port, i, &e, 0) || gid_is_zero(&e.gid))
 			continue;
-		score = (gid_is_v4mapped(&e.gid) ? 100 : 0) +
+		score = (gid_is_v4mapped(&e.gid) != want_v6 ? 100 : 0) +
 			(gid_is_link_local(&e.gid) ? 0 : 10) +
 			(e.gid_type == IBV_GID_TYPE_ROCE_V2 ? 2 : 1);
 		if (score > best_score) {
@@ -149,6 +151,8 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 		return -1;
 	}
 	c->dev.is_roce = c->dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
+	if (pt_port_options_check(c))
+		return -1;
 	c->dev.gid_index = p->dev.gid_index;
 	if (c->dev.is_roce && !p->dev.gid_index_given)
 		c->dev.gid_index = pick_gid_index(c, port);

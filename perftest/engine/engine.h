@@ -35,6 +35,7 @@ struct pt_dev {
 	int gid_index;              /* -1 on IB without -x */
 	union ibv_gid gid;
 	char netdev[64];            /* RoCE: the GID's netdev ("" if unknown) */
+	uint16_t pkey;              /* the P_Key at --pkey_index */
 	/* -R: rdma_cm's device list (verbs is one of them) */
 	struct ibv_context **cm_devices;
 };
@@ -59,6 +60,7 @@ struct pt_out {
 	char test_name[96];
 	struct pt_test_info info;
 	struct pt_json *json;       /* --out_json accumulator, NULL otherwise */
+	uint64_t counters_before[PT_COUNTERS_MAX];   /* -W, at the header */
 };
 
 /* A tool's whole state, grouped by who needs it: the options (p), the
@@ -92,6 +94,12 @@ int pt_qp_create(struct pt_ctx *c, int i);
 void pt_ctx_destroy(struct pt_ctx *c);
 /* ibv_mtu enum -> bytes. */
 unsigned pt_mtu_bytes(enum ibv_mtu m);
+
+/* port_opts.c: --force-link, --dualport, --pkey_index, -W against the port
+ * (called by pt_dev_open, before any peer); 0 or -1 with the reason printed. */
+int pt_port_options_check(struct pt_ctx *c);
+/* -W: read the counters now; 0 or -1 with why. */
+int pt_port_counters_snap(struct pt_ctx *c, uint64_t *vals, char *why, size_t why_len);
 
 /* qp.c ----------------------------------------------------------------------------- */
 /* Our key message for QP i (after pt_resources_create). */

@@ -165,9 +165,10 @@ int pt_odp_check(const struct ibv_odp_caps *caps, const struct pt_params *p, cha
 
 int pt_mem_access(const struct pt_params *p)
 {
-	/* Relaxed ordering is an optional flag: devices without it ignore it. */
+	/* Relaxed ordering is an optional flag: devices without it ignore it;
+	 * --disable_pcie_relaxed leaves it out. */
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		     IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
+		     IBV_ACCESS_REMOTE_ATOMIC | (p->addr.no_relaxed ? 0 : IBV_ACCESS_RELAXED_ORDERING);
 
 	return access | (p->mem.odp ? IBV_ACCESS_ON_DEMAND : 0);
 }

@@ -20,7 +20,15 @@ void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 		memcpy(k->gid, c->dev.gid.raw, 16);
 }
 
-static void fill_ah_attr(struct pt_ctx *c, const struct pt_key *rem, struct ibv_ah_attr *ah)
+/* The GRH flow label of QP i: --flow_label's list, cycled over the QPs. */
+static uint32_t flow_label_of(const struct pt_params *p, int i)
+{
+	int n = p->addr.num_flow_labels;
+
+	return n ? (uint32_t)p->addr.flow_labels[i % n] : 0;
+}
+
+static void fill_ah_attr(struct pt_ctx *c, int i, const struct pt_key *rem, struct ibv_ah_attr *ah)
 {
 	const struct pt_params *p = c->p;
 
@@ -34,6 +42,7 @@ static void fill_ah_attr(struct pt_ctx *c, const struct pt_key *rem, struct ibv_
 		ah->grh.sgid_index = (uint8_t)c->dev.gid_index;
 		ah->grh.hop_limit = 0xff;
 		ah->grh.traffic_class = (uint8_t)p->dev.tclass;
+		ah->grh.flow_label = flow_label_of(p, i);
 	}
 }
 
@@ -49,7 +58,7 @@ static int to_rtr_rts(struct pt_ctx *c, int i, bool will_send)
 		a.path_mtu = c->run.mtu;
 		a.dest_qp_num = rem->qpn;
 		a.rq_psn = rem->psn;
-		fill_ah_attr(c, rem, &a.ah_attr);
+		fill_ah_attr(c, i, rem, &a.ah_attr);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (p->conn.type == PT_CONN_RC) {
 			a.max_dest_rd_atomic = (uint8_t)c->run.out_reads;
@@ -94,7 +103,7 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
 		if (c->p->conn.type == PT_CONN_UD && will_send) {
 			struct ibv_ah_attr ah;
 
-			fill_ah_attr(c, &c->peer.rem_keys[i], &ah);
+			fill_ah_attr(c, i, &c->peer.rem_keys[i], &ah);
 			c->res.qps[i].ah = ibv_create_ah(c->res.pd, &ah);
 			if (!c->res.qps[i].ah) {
 				fprintf(stderr, " Failed to create AH for QP %d: %s\n", i, strerror(errno));

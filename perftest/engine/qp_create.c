@@ -71,7 +71,7 @@ int pt_qp_create(struct pt_ctx *c, int i)
 	struct ibv_qp_init_attr_ex a;
 	struct ibv_qp_attr init = {
 		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
+		.pkey_index = (uint16_t)p->addr.pkey_index,   /* checked: port_opts.c */
 		.port_num = (uint8_t)p->dev.ib_port,
 	};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;

@@ -12,6 +12,7 @@
 #include "perftest/report/json.h"
 #include "perftest/wire/cm.h"
 #include "fault.h"
+#include "counters.h"
 #include "util/tsc.h"
 
 _Static_assert((int)PT_OUTPUT_BANDWIDTH == (int)PT_REPORT_BANDWIDTH &&
@@ -208,6 +209,9 @@ int pt_session_xchg_keys(struct pt_ctx *c, bool print)
 	for (int i = 0; i < c->res.num_qps; i++) {
 		if (pt_oob_xchg_key(&c->peer.oob, c->peer.use_gid, &c->peer.my_keys[i], &c->peer.rem_keys[i]))
 			return oob_fail(c, "Failed to exchange data between server and clients");
+		/* --dlid stands for the peer's LID, also where it is printed */
+		if (c->p->addr.dlid)
+			c->peer.rem_keys[i].lid = (uint16_t)c->p->addr.dlid;
 		if (print)
 			print_key(c, &c->peer.rem_keys[i], true);
 	}
@@ -284,7 +288,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.num_qps = c->res.num_qps,
 		.transport = c->dev.verbs->device->transport_type == IBV_TRANSPORT_IWARP ? "IW" : "IB",
 		.connection = conn_name(p->conn.type),
-		.pcie_relax = "ON",
+		.pcie_relax = p->addr.no_relaxed ? "OFF" : "ON",
 		.wr_api = !t->use_old_post_send,
 		.tx_depth = sender ? c->run.tx_depth : -1,
 		.post_list = t->post_list,
@@ -304,6 +308,15 @@ int pt_session_print_header(struct pt_ctx *c)
 	};
 
 	c->out.info = info;
+	/* -W: the baseline just before the traffic (port_opts.c checked the files) */
+	if (p->addr.num_counters) {
+		char why[PT_PATH_MAX * 3];
+
+		if (pt_port_counters_snap(c, c->out.counters_before, why, sizeof(why))) {
+			fprintf(stderr, " %s\n", why);
+			return -1;
+		}
+	}
 	if (full_output(c))
 		pt_report_header(stdout, &c->out.info);
 	if (p->report.out_json) {
@@ -334,6 +347,20 @@ int pt_session_finish(struct pt_ctx *c)
 	struct pt_clock_info clk;
 	int rc = 0;
 
+	/* -W: what the port counted over the run */
+	if (c->p->addr.num_counters) {
+		uint64_t after[PT_COUNTERS_MAX];
+		char why[PT_PATH_MAX * 3];
+
+		if (pt_port_counters_snap(c, after, why, sizeof(why))) {
+			fprintf(stderr, " %s\n", why);
+			rc = -1;
+		} else {
+			pt_counters_print(stdout, c->dev.devname, c->p->dev.ib_port,
+					  (const char (*)[PT_PATH_MAX / 8])c->p->addr.counters,
+					  c->p->addr.num_counters, c->out.counters_before, after);
+		}
+	}
 	/* the run is over: how far the TSC line drifted from CLOCK_MONOTONIC_RAW */
 	pt_clock_check(&clk);
 	if (c->out.json && pt_json_set_clock(c->out.json, &clk))

@@ -75,7 +75,21 @@ struct fake {
 	int failed_qp;              /* the failed WR's QP and sequence */
 	uint64_t failed_seq;
 	int closed_asked, finished_asked;
+	/* post lists: WRs that reused the local address of an earlier WR of
+	 * the same post call (upstream's bug: a whole list on one buffer) */
+	uint64_t list_addr_reused;
 };
+
+/* Count the WRs of one post call whose local address an earlier one had. */
+static inline void note_list_addrs(struct fake *f, const uint64_t *addrs, unsigned n)
+{
+	for (unsigned j = 1; j < n; j++)
+		for (unsigned k = 0; k < j; k++)
+			if (addrs[j] == addrs[k]) {
+				f->list_addr_reused++;
+				break;
+			}
+}
 
 static inline struct fake *of(struct ibv_context *c) { return (struct fake *)c; }
 
@@ -173,9 +187,14 @@ static inline int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	struct fake *f = of(qp->context);
 	int i = qp_index(f, qp);
 
+	uint64_t addrs[64];
+	unsigned n = 0;
+
 	(void)bad;
 	f->post_calls++;
 	for (; wr; wr = wr->next) {
+		if (n < 64)
+			addrs[n++] = wr->sg_list[0].addr;
 		struct fake_wr w = {
 			.wr_id = wr->wr_id, .op = wr->opcode, .flags = wr->send_flags,
 			.addr = wr->sg_list[0].addr, .len = wr->sg_list[0].length,
@@ -193,6 +212,7 @@ static inline int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		}
 		accept_wr(f, i, &w, cur_loop);
 	}
+	note_list_addrs(f, addrs, n);
 	return 0;
 }
 
@@ -331,9 +351,14 @@ static inline int x_complete(struct ibv_qp_ex *qx)
 	struct fake *f = of(qx->qp_base.context);
 	int i = (int)(X(qx) - f->qpx);
 
+	uint64_t addrs[64];
+
 	f->post_calls++;
-	for (unsigned j = 0; j < X(qx)->n; j++)
+	for (unsigned j = 0; j < X(qx)->n; j++) {
 		accept_wr(f, i, &X(qx)->wr[j], cur_loop);
+		addrs[j] = X(qx)->wr[j].addr;
+	}
+	note_list_addrs(f, addrs, X(qx)->n);
 	return 0;
 }
 

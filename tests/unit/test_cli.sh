@@ -150,7 +150,7 @@ cases() {
 		-- --use_cuda=0
 	t "--rate_limit_type=PP is not supported" 1 \
 		'^ --rate_limit_type PP needs mlx5 packet pacing indexes' -- --rate_limit=10 --rate_limit_type=PP
-	t "-O is not implemented yet" 1 '^ option -O is not implemented yet' -- -O
+	t "-O parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV -O
 	t "--odp parses, then no device" 1 "$NODEV_MSG" -- -d $NODEV --odp
 	t "--ethertype is known" 1 'not supported by this build: raw Ethernet' -- --ethertype=0x800
 	# -w/-y parse (then no device); bad values are refused

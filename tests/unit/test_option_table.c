@@ -103,10 +103,12 @@ static void test_refused_options(void **state)
 		if (!strstr(r->err, named[i][2]))
 			fail_msg("%s %s: '%s'", named[i][1], named[i][0], r->err);
 	}
-	/* a long prefix names the full option */
-	struct run *r = run(&pt_tool_send_bw, "--dualp");
+	/* a long prefix names the full option: refused (raw Ethernet) and taken */
+	struct run *r = run(&pt_tool_send_bw, "--reply_ev 2");
 	assert_int_equal(r->rc, 1);
-	assert_non_null(strstr(r->err, " option --dualport is not implemented yet"));
+	assert_non_null(strstr(r->err, " option --reply_every is not supported by this build"));
+	r = ok(&pt_tool_send_bw, "host --mr_per");
+	assert_true(r->p.mem.mr_per_qp);
 	/* upstream's getopt string has no -G and no -Y (only its long table) */
 	bad(&pt_tool_send_bw, "-G", "invalid option '-G'");
 	bad(&pt_tool_send_bw, "-Y", "invalid option '-Y'");

@@ -70,6 +70,27 @@ static void test_bw_average(void **state)
 	assert_int_equal(r.iters, 1000);
 }
 
+/* No negative bandwidth (users-asks.md: upstream printed one when its cycle
+ * difference wrapped): elapsed times are unsigned nanoseconds, so even the
+ * largest one, as a wrapped difference would give, is a small positive
+ * rate, never a negative one. */
+static void test_bw_never_negative(void **state)
+{
+	(void)state;
+	static const uint64_t elapsed[] = { 1, 1000, UINT64_MAX / 2, UINT64_MAX / 2 + 1, UINT64_MAX };
+	struct pt_bw_result r;
+
+	for (size_t i = 0; i < sizeof(elapsed) / sizeof(elapsed[0]); i++) {
+		struct pt_bw_input in = { .size = 65536, .iters = 1000, .msgs = 1000,
+					  .elapsed_ns = elapsed[i] };
+
+		assert_int_equal(pt_bw_compute(&in, &r), 0);
+		if (!(r.bw_avg > 0 && r.msg_rate > 0 && isfinite(r.bw_avg)))
+			fail_msg("elapsed %llu ns: BW %g, rate %g", (unsigned long long)elapsed[i],
+				 r.bw_avg, r.msg_rate);
+	}
+}
+
 static void test_bw_zero_elapsed(void **state)
 {
 	(void)state;
@@ -403,6 +424,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bw_average),
 		cmocka_unit_test(test_bw_zero_elapsed),
+		cmocka_unit_test(test_bw_never_negative),
 		cmocka_unit_test(test_bw_sum),
 		cmocka_unit_test(test_percentile_rank),
 		cmocka_unit_test(test_lat_1_to_100),
