@@ -220,6 +220,13 @@ struct pt_params {
 	struct pt_oob_params oob;
 	struct pt_report_params report;
 	struct pt_plugin_params plugin;
+	/* placement and queues (helper numa; docs/upstream-behaviour.md "Placement") */
+	int numa_node;                   /* --numa_node: -1 = the NIC's node */
+	char pin_cores[256];             /* --pin_cores: a CPU list; "" = the node's CPUs */
+	bool disable_numa;               /* --disable_numa: no automatic node */
+	int comp_vector;                 /* -X/--vector: the CQs' completion vector (-e) */
+	bool vector_given;
+	bool no_lock;                    /* --no_lock: QPs and CQs in a thread domain */
 };
 
 /* The receiver consumes receive WRs: SEND, and WRITE with immediate data. */
