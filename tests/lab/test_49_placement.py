@@ -133,7 +133,7 @@ def test_refused(lab: Lab, ours, dev: str, note) -> None:
     """All four in one exec (a guest exec costs seconds under TCG): each exits 1 with its reason."""
     script = "; ".join(f"{shlex.join([ours('ib_send_bw'), '-d', dev, *opts.split()])}; echo \"== {name} $?\""
                        for name, opts, _ in REFUSED)
-    d = lab.exec(1, ["sh", "-c", script + " 2>&1"], timeout=60)
+    d = lab.exec(1, ["sh", "-c", "exec 2>&1; " + script], timeout=60)
     parts = re.split(r"^== (\S+) (\d+)$", d.out, flags=re.M)
     got = {parts[i + 1]: (int(parts[i + 2]), parts[i]) for i in range(0, len(parts) - 2, 3)}
     for name, _, why in REFUSED:
