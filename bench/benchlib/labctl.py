@@ -126,16 +126,25 @@ class Lab:
         st = self.lab("status", timeout=30)
         return st.rc == 0 and "running" in st.out and "stopped" not in st.out
 
-    def up(self, n: int, boot_timeout: float = 900) -> None:
-        """Make sure exactly n nodes are up: reboots a lab of another size."""
-        if self.nodes() == n and self.running() and not self.suspect:
+    def numa(self) -> bool:
+        """Was the running lab booted with two NUMA nodes per guest (up --numa)?"""
+        try:
+            return (self.dir / "numa").read_text().strip() == "1"
+        except OSError:
+            return False
+
+    def up(self, n: int, boot_timeout: float = 900, numa: bool = False) -> None:
+        """Make sure exactly n nodes are up, with NUMA guests or not: reboots a
+        lab of another size or kind."""
+        if self.nodes() == n and self.numa() == numa and self.running() and not self.suspect:
             return
         self.suspect = False
         self.down()
         self.boots += 1
-        d = self.lab("up", "--nodes", str(n), timeout=boot_timeout)
+        d = self.lab("up", "--nodes", str(n), *(["--numa"] if numa else []), timeout=boot_timeout)
         if d.rc != 0:
-            raise LabError(f"the lab did not come up with {n} nodes\n{d.evidence(30)}")
+            raise LabError(f"the lab did not come up with {n} nodes{' (NUMA)' if numa else ''}"
+                           f"\n{d.evidence(30)}")
 
     def check(self) -> Done:
         """ci/lab check: each node's QEMU and agent, and an echo over each

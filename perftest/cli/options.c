@@ -400,6 +400,21 @@ static int apply(const struct pt_optdef *d, const char *name, const char *arg,
 		return get_int(err, name, arg, 1, 65536, &t->recv_post_list);
 	case PT_OPT_CQE_POLL: /* 6.29's range (docs/option-parity.md) */
 		return get_int(err, name, arg, 1, 65535, &t->cqe_poll);
+	/* placement and queues (helper numa): the device checks run in the engine */
+	case PT_OPT_NUMA_NODE:
+		return get_int(err, name, arg, 0, 1023, &p->numa_node);
+	case PT_OPT_PIN_CORES:
+		if (!*arg || strlen(arg) >= sizeof(p->pin_cores) ||
+		    strspn(arg, "0123456789,-") != strlen(arg))
+			return perr(err, " Invalid value '%s' for %s: expected a CPU list such as 0-3,8\n",
+				    arg, name);
+		snprintf(p->pin_cores, sizeof(p->pin_cores), "%s", arg);
+		return 0;
+	case PT_OPT_DISABLE_NUMA: p->disable_numa = true; return 0;
+	case PT_OPT_VECTOR:
+		p->vector_given = true;
+		return get_int(err, name, arg, 0, 2048, &p->comp_vector);
+	case PT_OPT_NO_LOCK: p->no_lock = true; return 0;
 	case PT_OPT_ANNOUNCE_VERSION:
 		return get_version(err, name, arg, p->oob.fake_version);
 	/* issue 18, memory group */

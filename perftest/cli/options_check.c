@@ -285,11 +285,24 @@ static int check_addr(const struct pt_params *p, FILE *err)
 	return 0;
 }
 
+/* Placement and the completion vector (helper numa): the rules that need no device. */
+static int check_placement(const struct pt_params *p, FILE *err)
+{
+	/* upstream: the vector is the completion channel's, so only with events */
+	if (p->vector_given && !p->traffic.use_event)
+		return perr(err, " -X/--vector %d needs -e (events): without a completion channel"
+			    " there is no vector to choose\n", p->comp_vector);
+	if (p->disable_numa && p->numa_node >= 0)
+		return perr(err, " --numa_node %d and --disable_numa contradict each other\n",
+			    p->numa_node);
+	return 0;
+}
+
 int pt_options_check(struct pt_params *p, const struct pt_parse_state *st, FILE *err)
 {
 	if (check_mcast(p, err) || check_connection(p, err) || check_mode(p, st, err) ||
 	    check_output(p, err) || check_depths(p, err) || check_pace(p, st, err) ||
-	    check_addr(p, err))
+	    check_addr(p, err) || check_placement(p, err))
 		return 1;
 	check_no_peak(p, err);
 	return 0;

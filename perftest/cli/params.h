@@ -284,6 +284,13 @@ struct pt_params {
 	/* group "addr": --ipv6 --flow_label --pkey_index --retry_count --dlid
 	 * --force-link --disable_pcie_relaxed -W -O --report-per-port */
 	struct pt_addr_params addr;
+	/* placement and queues (helper numa; docs/upstream-behaviour.md "Placement") */
+	int numa_node;                   /* --numa_node: -1 = the NIC's node */
+	char pin_cores[256];             /* --pin_cores: a CPU list; "" = the node's CPUs */
+	bool disable_numa;               /* --disable_numa: no automatic node */
+	int comp_vector;                 /* -X/--vector: the CQs' completion vector (-e) */
+	bool vector_given;
+	bool no_lock;                    /* --no_lock: QPs and CQs in a thread domain */
 };
 
 /* The BW side that sends: the client, or the server with --reversed (the

@@ -120,6 +120,7 @@ void pt_params_defaults(const struct pt_tool *tool, struct pt_params *p)
 	p->traffic.cq_mod = 100;
 	p->traffic.post_list = 1;
 	p->traffic.recv_post_list = 1;
+	p->numa_node = -1;
 	p->traffic.inline_size = -1;
 	p->traffic.atomic_type = PT_ATOMIC_FETCH_AND_ADD;
 

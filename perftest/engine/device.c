@@ -118,6 +118,7 @@ void pt_ctx_init(struct pt_ctx *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->mcast.igmp_fd = -1;
+	c->dev.place.node = c->dev.place.nic_node = -1;   /* nothing placed yet */
 	pt_oob_init(&c->peer.oob);
 }
 
@@ -207,6 +208,48 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 	return 0;
 }
 
+int pt_dev_local_setup(struct pt_ctx *c)
+{
+	const struct pt_params *p = c->p;
+	int vectors = c->dev.verbs->num_comp_vectors;
+
+	if (p->vector_given && p->comp_vector >= vectors) {
+		fprintf(stderr, " -X/--vector %d is out of range: %s has %d completion vector%s"
+			" (num_comp_vectors), 0..%d\n", p->comp_vector, c->dev.devname, vectors,
+			vectors == 1 ? "" : "s", vectors - 1);
+		return -1;
+	}
+	if (p->no_lock) {
+		struct ibv_td_init_attr ta = { .comp_mask = 0 };
+
+		c->res.td = ibv_alloc_td(c->dev.verbs, &ta);
+		if (!c->res.td) {
+			int e = errno ? errno : EOPNOTSUPP;
+
+			fprintf(stderr, " --no_lock: %s cannot allocate a thread domain"
+				" (ibv_alloc_td: %s, errno %d)\n", c->dev.devname, strerror(e), e);
+			return -1;
+		}
+	}
+	return pt_place_apply(p, c->dev.devname, c->dev.netdev, &c->dev.place);
+}
+
+/* --no_lock: the parent domain over the PD and the thread domain. */
+static int parent_domain_create(struct pt_ctx *c)
+{
+	struct ibv_parent_domain_init_attr pa = { .pd = c->res.pd, .td = c->res.td };
+
+	c->res.parent_pd = ibv_alloc_parent_domain(c->dev.verbs, &pa);
+	if (!c->res.parent_pd) {
+		int e = errno ? errno : EOPNOTSUPP;
+
+		fprintf(stderr, " --no_lock: %s cannot allocate a parent domain"
+			" (ibv_alloc_parent_domain: %s, errno %d)\n", c->dev.devname, strerror(e), e);
+		return -1;
+	}
+	return 0;
+}
+
 int pt_resources_create(struct pt_ctx *c)
 {
 	size_t page = (size_t)c->run.page_size;
@@ -221,11 +264,18 @@ int pt_resources_create(struct pt_ctx *c)
 	c->res.buf_len = c->res.region * 2 * (size_t)c->res.num_qps;
 	if (pt_mem_alloc(&c->res, &c->p->mem, page))
 		return -1;
+	/* the pages fault in on the placement's node: bind before touching them;
+	 * a mapped file keeps its contents, fresh memory starts zeroed */
+	pt_place_buffer(&c->dev.place, c->res.buf, c->res.buf_len);
+	if (!c->res.map_len)
+		memset(c->res.buf, 0, c->res.buf_len);
 	c->res.pd = ibv_alloc_pd(c->dev.verbs);
 	if (!c->res.pd) {
 		pt_err_call("ibv_alloc_pd", pt_err_code(0), "Couldn't allocate PD");
 		return -1;
 	}
+	if (c->res.td && parent_domain_create(c))
+		return -1;
 	if (pt_mem_register(c) || pt_mem_fill(c))
 		return -1;
 	if (c->p->traffic.use_event) {
@@ -284,6 +334,10 @@ void pt_ctx_destroy(struct pt_ctx *c)
 	if (c->res.channel)
 		ibv_destroy_comp_channel(c->res.channel);
 	pt_mem_deregister(&c->res);
+	if (c->res.parent_pd)
+		ibv_dealloc_pd(c->res.parent_pd);
+	if (c->res.td)
+		ibv_dealloc_td(c->res.td);
 	if (c->res.pd)
 		ibv_dealloc_pd(c->res.pd);
 	if (c->dev.cm_devices)

@@ -19,6 +19,7 @@
 #include "perftest/report/report.h"
 #include "util/hwts.h"
 #include "res.h"
+#include "placement.h"
 #include "loop.h"
 
 #define PT_QKEY 0x11111111u     /* upstream's default Q_Key */
@@ -38,6 +39,7 @@ struct pt_dev {
 	uint16_t pkey;              /* the P_Key at --pkey_index */
 	/* -R: rdma_cm's device list (verbs is one of them) */
 	struct ibv_context **cm_devices;
+	struct pt_place place;      /* where we run and allocate (placement.h) */
 };
 
 /* The peer: the out-of-band channel and what it told us. */
@@ -58,6 +60,7 @@ struct pt_mcast {
 /* What the header block and JSON say about this run. */
 struct pt_out {
 	char test_name[96];
+	char numa_node[48];         /* the header's NUMA node value */
 	struct pt_test_info info;
 	struct pt_json *json;       /* --out_json accumulator, NULL otherwise */
 	uint64_t counters_before[PT_COUNTERS_MAX];   /* -W, at the header */
@@ -82,6 +85,10 @@ void pt_ctx_init(struct pt_ctx *c);
 /* device.c, qp_create.c ------------------------------------------------------------ */
 /* Open the device (-d or the first), query port and GID: no network yet. */
 int pt_dev_open(struct pt_ctx *c, const struct pt_params *p);
+/* The checks and settings that need the device but no peer, before any
+ * traffic: -X against num_comp_vectors, --no_lock's thread domain, NUMA
+ * placement. 0, or -1 after printing why (naming the errno or capability). */
+int pt_dev_local_setup(struct pt_ctx *c);
 /* PD, buffer, MR, CQs and QPs in INIT, sized for c->run.max_size. */
 int pt_resources_create(struct pt_ctx *c);
 /* QP i's creation attributes (CQs, depths, type, post API) and, once a QP

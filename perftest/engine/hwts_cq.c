@@ -39,7 +39,23 @@ static pt_hwclock_info_fn clock_info_of(struct ibv_context *ctx)
 
 static struct ibv_cq *plain_cq(struct pt_ctx *c, int n)
 {
-	return ibv_create_cq(c->dev.verbs, n, NULL, c->res.channel, 0);
+	int vector = c->p->vector_given ? c->p->comp_vector : 0;   /* -X */
+
+	/* --no_lock: the CQ joins the parent domain; a provider that cannot
+	 * take one there (EOPNOTSUPP) gets a plain CQ, as 6.29 does */
+	if (c->res.parent_pd) {
+		struct ibv_cq_init_attr_ex a = {
+			.cqe = (uint32_t)n, .channel = c->res.channel, .comp_vector = (uint32_t)vector,
+			.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = c->res.parent_pd,
+		};
+		struct ibv_cq_ex *cq = ibv_create_cq_ex(c->dev.verbs, &a);
+
+		if (cq)
+			return ibv_cq_ex_to_cq(cq);
+		if (errno != EOPNOTSUPP)
+			return NULL;
+	}
+	return ibv_create_cq(c->dev.verbs, n, NULL, c->res.channel, vector);
 }
 
 /* Timestamps wanted and possible? If not, why (for the run info). */

@@ -98,8 +98,8 @@ int pt_mem_alloc(struct pt_res *r, const struct pt_mem_params *m, size_t page)
 		fprintf(stderr, " Couldn't allocate %zu bytes of work buffer\n", r->buf_len);
 		return -1;
 	}
-	/* a mapped file keeps its contents; fresh memory starts zeroed */
-	memset(r->buf, 0, r->buf_len);
+	/* not touched here: the caller binds the pages to a NUMA node first,
+	 * then zeroes fresh memory (map_len 0) */
 	return 0;
 }
 

@@ -45,7 +45,7 @@ void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a)
 	a->cap.max_inline_data = (uint32_t)c->run.inline_size;
 	a->qp_type = qp_type_for(p->conn.type);
 	a->comp_mask = IBV_QP_INIT_ATTR_PD;
-	a->pd = c->res.pd;
+	a->pd = c->res.parent_pd ? c->res.parent_pd : c->res.pd;   /* --no_lock */
 	if (!p->traffic.use_old_post_send) {
 		a->comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		a->send_ops_flags = send_ops_for(p->tool->verb, p->traffic.with_imm);

@@ -44,6 +44,10 @@ struct pt_run {
 /* The verbs resources the loops post and poll on (pt_resources_create). */
 struct pt_res {
 	struct ibv_pd *pd;
+	/* --no_lock: a thread domain and the parent domain over pd and it; QPs
+	 * and CQs are created in the parent domain, MRs on pd */
+	struct ibv_td *td;
+	struct ibv_pd *parent_pd;
 	uint8_t *buf;
 	size_t region;              /* bytes per region; 2 per QP */
 	size_t buf_len;

@@ -272,6 +272,7 @@ int pt_session_print_header(struct pt_ctx *c)
 	bool receiver = !pt_bw_sender_side(p) || t->bidirectional || !bw;
 	bool reads = p->tool->verb == PT_VERB_READ || p->tool->verb == PT_VERB_ATOMIC;
 	char *name = c->out.test_name;
+	const struct pt_place *pl = &c->dev.place;
 
 	snprintf(name, sizeof(c->out.test_name), "%s %s%s%s%s%sTest", verb_name(p->tool->verb, t->with_imm),
 		 p->tool->verb == PT_VERB_ATOMIC ?
@@ -283,6 +284,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.test_name = name,
 		.events = t->use_event,
 		.events_name = c->dev.devname,
+		.events_vector = p->vector_given ? p->comp_vector : 0,
 		.mcast_ud = p->mcast.enabled,
 		.device = c->dev.devname,
 		.num_qps = c->res.num_qps,
@@ -305,6 +307,13 @@ int pt_session_print_header(struct pt_ctx *c)
 		.use_srq = c->res.srq != NULL,
 		.data_ex_method = p->conn.rdma_cm_oob ? "rdma_cm" : "Ethernet",
 		.tos = p->dev.tos,
+		/* placement: shown when something was placed or turned off */
+		.numa_shown = pl->applied || pl->source == PT_PLACE_DISABLED,
+		.numa_node = pt_place_node_str(pl, c->out.numa_node, sizeof(c->out.numa_node)),
+		.cpu_affinity = pl->cpus,
+		.numa_node_id = pl->node,
+		.nic_numa_node = pl->nic_node,
+		.numa_source = pt_place_source_name(pl->source),
 	};
 
 	c->out.info = info;

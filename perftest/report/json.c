@@ -106,6 +106,11 @@ static json_t *test_info(const struct pt_test_info *in)
 	err |= set_str(o, "Data_ex_method", in->data_ex_method);
 	if (in->tos >= 0)
 		err |= set_int(o, "TOS", in->tos);
+	/* placement: additive fields, always present (docs/option-parity.md) */
+	err |= set_int(o, "NUMA_node", in->numa_node_id);
+	err |= set_int(o, "NIC_NUMA_node", in->nic_numa_node);
+	err |= set_str(o, "NUMA_source", in->numa_source ? in->numa_source : "none");
+	err |= set_str(o, "CPU_affinity", in->cpu_affinity ? in->cpu_affinity : "");
 	if (err) {
 		json_decref(o);
 		return NULL;

@@ -51,6 +51,9 @@ int pt_report_header(FILE *f, const struct pt_test_info *in)
 		str(in->connection), on_off(in->use_srq));
 	fprintf(f, " PCIe relax order: %s\n", str(in->pcie_relax));
 	fprintf(f, " ibv_wr* API     : %s\n", on_off(in->wr_api));
+	if (in->numa_shown)
+		fprintf(f, " NUMA node       : %s\t\tCPU affinity   : %s\n", str(in->numa_node),
+			str(in->cpu_affinity));
 	if (in->tx_depth >= 0)
 		fprintf(f, " TX depth        : %d\n", in->tx_depth);
 	if (in->post_list > 1)

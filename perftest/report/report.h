@@ -57,6 +57,13 @@ struct pt_test_info {
 	bool rdma_cm_qps;          /* " rdma_cm QPs\t : ON|OFF" */
 	const char *data_ex_method; /* "Ethernet" | "rdma_cm" */
 	int tos;                   /* -1: not printed */
+	/* placement (helper numa): the header line only when numa_shown */
+	bool numa_shown;           /* " NUMA node : %s\t\tCPU affinity : %s" */
+	const char *numa_node;     /* "1 (NIC)", "OFF (--disable_numa)", "unknown" (NULL: "") */
+	const char *cpu_affinity;  /* "0-3,8" (NULL: "") */
+	int numa_node_id;          /* JSON NUMA_node: -1 none */
+	int nic_numa_node;         /* JSON NIC_NUMA_node: -1 unknown */
+	const char *numa_source;   /* JSON NUMA_source: "NIC" | "numa_node" | "disable_numa" | "none" */
 };
 
 /* One address line (docs/wire-protocol.md §5.5); the flags choose the optional parts the

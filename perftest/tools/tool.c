@@ -35,7 +35,7 @@ static int local_checks(struct pt_ctx *c)
 	struct in_addr group;
 	int max_rd = c->dev.dev_attr.orig_attr.max_qp_rd_atom;
 
-	if (pt_pace_hw_check(p, &c->dev.dev_attr, c->dev.devname))
+	if (pt_pace_hw_check(p, &c->dev.dev_attr, c->dev.devname) || pt_dev_local_setup(c))
 		return -1;
 	if (p->traffic.out_reads > max_rd) {
 		fprintf(stderr, " -o %d is more than %s allows per QP (max_qp_rd_atom %d)\n",

@@ -87,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # finally blocks stop the pairs and shell tests still running.
     signal.signal(signal.SIGTERM, _terminated)
     config.addinivalue_line("markers", "nodes(n): the test needs a lab of exactly n nodes")
+    config.addinivalue_line("markers", "numa: the test needs NUMA guests (ci/lab up --numa)")
     config.addinivalue_line("markers", "timeout(s): per-test time limit (pytest-timeout)")
     config.addinivalue_line("markers", "name(fmt): the result's name after lab/NN-name/ "
                             "({id}: the parameters' id)")
@@ -162,8 +163,9 @@ def lab_session() -> labctl.Lab:
 def lab(request: pytest.FixtureRequest, lab_session: labctl.Lab) -> labctl.Lab:
     m = request.node.get_closest_marker("nodes")
     n = int(m.args[0]) if m else 2
+    numa = request.node.get_closest_marker("numa") is not None
     try:
-        lab_session.up(n)
+        lab_session.up(n, numa=numa)
         # before each test file: is the lab alive (QEMU, agents, the link
         # both ways)? A dead one is named and replaced before the test.
         if _checked[0] != (request.node.path, lab_session.boots):
@@ -173,7 +175,7 @@ def lab(request: pytest.FixtureRequest, lab_session: labctl.Lab) -> labctl.Lab:
                 request.node.lab_notes = getattr(request.node, "lab_notes", []) + [
                     f"lab found dead before {lab_id(request.node)} (a new one was booted): "
                     + " / ".join(l for l in dead.splitlines() if "down" in l or "not" in l)]
-                lab_session.up(n)
+                lab_session.up(n, numa=numa)
             _checked[0] = (request.node.path, lab_session.boots)
     except labctl.LabError as e:
         pytest.fail(str(e), pytrace=False)

@@ -196,6 +196,10 @@ static void test_lat_rows(void **state)
 	in.post_list = 2;
 	in.recv_post_list = 4;
 	in.cq_mod = -1;
+	in.numa_node_id = 1;
+	in.nic_numa_node = 1;
+	in.numa_source = "NIC";
+	in.cpu_affinity = "1";
 	j = pt_json_begin(&in, PT_REPORT_FULL);
 	assert_non_null(j);
 	assert_int_equal(pt_json_add_lat(j, &r), 0);
@@ -212,6 +216,10 @@ static void test_lat_rows(void **state)
 	assert_int_equal(get_int(ti, "RX_depth"), 512);
 	assert_int_equal(get_int(ti, "Post_List"), 2);
 	assert_int_equal(get_int(ti, "Recv_Post_List"), 4);
+	assert_int_equal(get_int(ti, "NUMA_node"), 1);
+	assert_int_equal(get_int(ti, "NIC_NUMA_node"), 1);
+	assert_string_equal(get_str(ti, "NUMA_source"), "NIC");
+	assert_string_equal(get_str(ti, "CPU_affinity"), "1");
 
 	res = json_object_get(doc, "results");
 	assert_int_equal(get_int(res, "MsgSize"), 2);

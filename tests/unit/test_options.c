@@ -427,6 +427,30 @@ static void test_tool_specific_options(void **state)
 	assert_int_equal(r->p.traffic.recv_post_list, 8);
 	bad(&pt_tool_write_bw, "--recv_post_list 2", "option --recv_post_list is not available in ib_write_bw");
 	bad(&pt_tool_read_lat, "--recv_post_list 2", "not available");
+	/* placement and queues (helper numa): every tool; -X only with -e */
+	r = ok(&pt_tool_send_bw, "");
+	assert_int_equal(r->p.numa_node, -1);
+	assert_string_equal(r->p.pin_cores, "");
+	assert_false(r->p.disable_numa || r->p.no_lock || r->p.vector_given);
+	r = ok(&pt_tool_write_lat, "--numa_node 1 --pin_cores 0-1,3");
+	assert_int_equal(r->p.numa_node, 1);
+	assert_string_equal(r->p.pin_cores, "0-1,3");
+	r = ok(&pt_tool_atomic_bw, "--disable_numa --no_lock");
+	assert_true(r->p.disable_numa);
+	assert_true(r->p.no_lock);
+	r = ok(&pt_tool_send_lat, "-e -X 3");
+	assert_true(r->p.vector_given);
+	assert_int_equal(r->p.comp_vector, 3);
+	r = ok(&pt_tool_read_bw, "-e --vector=0");
+	assert_int_equal(r->p.comp_vector, 0);
+	bad(&pt_tool_send_bw, "-X 1", "-X/--vector 1 needs -e");
+	bad(&pt_tool_send_bw, "-e -X 2049", "Invalid value '2049' for");
+	bad(&pt_tool_write_bw, "-e -X 0", "not available in ib_write_bw");
+	bad(&pt_tool_send_bw, "--numa_node 0 --disable_numa", "contradict");
+	bad(&pt_tool_send_bw, "--numa_node x", "Invalid value 'x' for --numa_node");
+	bad(&pt_tool_send_bw, "--numa_node 1024", "0..1023");
+	bad(&pt_tool_send_bw, "--pin_cores 1;2", "expected a CPU list");
+	bad(&pt_tool_send_bw, "--pin_cores=", "expected a CPU list");
 	/* --perform_warm_up: RDMA BW tools */
 	r = ok(&pt_tool_write_bw, "");
 	assert_false(r->p.traffic.warm_up);

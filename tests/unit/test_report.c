@@ -97,6 +97,25 @@ static void test_header_full(void **state)
 	free(s);
 }
 
+/* The placement line: after the ibv_wr* line, only when something was placed. */
+static void test_header_numa(void **state)
+{
+	(void)state;
+	struct pt_test_info in = send_bw_info();
+	struct cap c;
+	char *s;
+
+	in.numa_shown = true;
+	in.numa_node = "1 (NIC)";
+	in.cpu_affinity = "1";
+	cap_open(&c);
+	assert_int_equal(pt_report_header(c.f, &in), 0);
+	s = cap_close(&c);
+	assert_non_null(strstr(s, " ibv_wr* API     : ON\n"
+				  " NUMA node       : 1 (NIC)\t\tCPU affinity   : 1\n"));
+	free(s);
+}
+
 static void test_header_variants(void **state)
 {
 	(void)state;
@@ -132,6 +151,7 @@ static void test_header_variants(void **state)
 	assert_non_null(strstr(s, " Post List       : 4\n"));
 	assert_non_null(strstr(s, " Recv Post List  : 2\n"));
 	assert_non_null(strstr(s, " RX depth        : 512\n"));
+	assert_null(strstr(s, "NUMA node"));   /* nothing placed: no line */
 	assert_non_null(strstr(s, " Link type       : IB\n"));
 	assert_non_null(strstr(s, " Outstand reads  : 16\n"));
 	assert_non_null(strstr(s, " rdma_cm QPs\t : ON\n"));
@@ -319,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_result_line),
 		cmocka_unit_test(test_header_full),
 		cmocka_unit_test(test_header_variants),
+		cmocka_unit_test(test_header_numa),
 		cmocka_unit_test(test_address),
 		cmocka_unit_test(test_bw_table),
 		cmocka_unit_test(test_bw_gbits),
