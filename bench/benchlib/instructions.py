@@ -33,6 +33,11 @@ TRACE = "ours --trace"
 
 REPORT_RE = re.compile(r"(^|/)perftest/report/")
 PLUGIN_RE = re.compile(r"(^|/)plugin/")
+# What a plugin does once per run, outside the measured loop: loading,
+# run start (allocating), run end (building the rows, writing the file).
+PLUGIN_OUTSIDE = ("wrt_run_start", "wrt_run_end", "plug_init", "plug_fini", "wrt_free",
+                  "pt_hooks_run_start", "pt_hooks_run_end", "pt_hooks_unload_all",
+                  "pt_hooks_load_builtin")
 
 
 class SetupError(Exception):
@@ -58,6 +63,7 @@ class Measured:
     classes: dict[str, int]
     report: int                  # perftest/report/ code (0 without symbols)
     plugin: int                  # plugin/ code: hooks, recorder
+    plugin_loop: int             # of it, what runs in the loop (not only under PLUGIN_OUTSIDE)
     turns: int                   # calls of the provider's busiest function
     turn_fn: str
     seconds: float
@@ -148,12 +154,16 @@ def annotate(path: Path) -> cg.Profile:
 def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
     own = cg.own_objects(p.target, own_dirs)
     busiest = cg.busiest_callee(p, own)
+    outside = cg.called_only_from(p, PLUGIN_OUTSIDE)
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
                              (REPORT_RE.search(f.file) is not None or f.fn.startswith("pt_bw_peak"))),
         plugin=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
                              PLUGIN_RE.search(f.file) is not None),
+        plugin_loop=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
+                                  PLUGIN_RE.search(f.file) is not None and
+                                  f.fn not in outside),
         turns=cg.calls_from_own(p, busiest, own) if busiest else 0,
         turn_fn=f"{busiest.fn} [{os.path.basename(busiest.obj or '?')}]" if busiest else "-",
         seconds=seconds)
@@ -216,6 +226,9 @@ ROWS: list[Row] = [
     ("  report phase (perftest/report)", lambda m: m.report, True),
     ("  send loop etc. (own - report)", lambda m: m.classes[cg.OWN] - m.report, True),
     ("  plugin/ (hooks, recorder)", lambda m: m.plugin, True),
+    ("    of it in the loop", lambda m: m.plugin_loop, True),
+    ("  loop (own - report - plugin/ outside)", lambda m: m.classes[cg.OWN] - m.report -
+     (m.plugin - m.plugin_loop), True),
     ("provider (librxe, libibverbs)", lambda m: m.classes[cg.PROVIDER], False),
     ("libc", lambda m: m.classes[cg.LIBC], False),
     ("other (ld.so, valgrind, ...)", lambda m: m.classes[cg.OTHER], False),

@@ -443,14 +443,45 @@ struct ev {
 	uint64_t t, hw;                      /* 'P': hw is the first wr_id */
 };
 
+/* The tool's post slots (pt_plugin_post_slots), as hooks.h keeps them;
+ * stores: post times the recorder took through them, all tests so far. */
+static struct pt_plugin_post_slots tool_slots[4];
+static uint64_t no_slot, slot_stores;
+
+static void bind_slots(struct wrt *w, uint32_t qps)
+{
+	for (uint32_t q = 0; q < 4; q++)
+		tool_slots[q] = (struct pt_plugin_post_slots){ .pos = &no_slot, .lim = &no_slot };
+	wrt_bind_post_slots(w, tool_slots, qps);
+}
+
+/* post_one as pt_hook_post_one makes it: a store into the slots lent, else
+ * the call (with slots: the tool's wr_id_base set first). */
+static void post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t t, bool slots)
+{
+	if (slots) {
+		struct pt_plugin_post_slots *s = &tool_slots[qp];
+
+		if (s->pos < s->lim && seq == s->next_seq) {
+			*s->pos++ = t;
+			s->next_seq = seq + 1;
+			slot_stores++;
+			return;
+		}
+		s->wr_id_base = 1000;
+	}
+	wrt_post_one(w, qp, seq, 1000 + seq, t);
+}
+
 /* one_period: posts that post_one stands for (one WR, no flags, that
- * signal period) go through wrt_post_one; 0: every post is an event. */
-static void play(struct wrt *w, const struct ev *e, size_t n, uint32_t one_period)
+ * signal period) go through post_one (slots: into the tool's slots when
+ * lent); 0: every post is an event. */
+static void play(struct wrt *w, const struct ev *e, size_t n, uint32_t one_period, bool slots)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (e[i].kind == 'p' && one_period && e[i].n == 1 && !e[i].flags &&
 		    e[i].period == one_period) {
-			wrt_post_one(w, e[i].qp, e[i].seq, 1000 + e[i].seq, e[i].t);
+			post_one(w, e[i].qp, e[i].seq, e[i].t, slots);
 		} else if (e[i].kind == 'p') {
 			post(w, e[i].qp, e[i].seq, e[i].n, e[i].period, e[i].flags, e[i].t);
 		} else if (e[i].kind == 'P') {
@@ -503,10 +534,11 @@ static void same_records(struct wrt *x, struct wrt *y)
 	assert_int_equal(ma->errors, mb->errors);
 }
 
-/* The script on six recorders: the FIFO path (nodefer) with post events
+/* The script on eight recorders: the FIFO path (nodefer) with post events
  * only, the reference; the FIFO path with post_one for the plain WRs; and
  * deferred rows on a send+receive run and on a send-only run, each with
- * post events only and with post_one. The same rows, in the same order,
+ * post events only, with post_one and with post_one into the tool's post
+ * slots. The same rows, in the same order,
  * and the same counts. The send+receive runs have half the iterations and
  * no receive depth, so all get the same row cap. handover: NULL when the
  * deferred recorders still defer at the end of the script, else the words
@@ -517,21 +549,25 @@ static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t it
 	const bool still_deferred = !handover;
 	struct pt_plugin_run_info both = info_for(qps, iters / 2, cq_mod, 1);
 	struct pt_plugin_run_info send = info_for(qps, iters, cq_mod, 1);
-	static const struct { const char *args; bool send_only, one; } v[] = {
-		{ "x.csv:nodefer", false, false }, { "x.csv:nodefer", false, true },
-		{ "x.csv", false, false }, { "x.csv", false, true },
-		{ "x.csv", true, false }, { "x.csv", true, true },
+	static const struct { const char *args; bool send_only, one, slots; } v[] = {
+		{ "x.csv:nodefer", false, false, false }, { "x.csv:nodefer", false, true, false },
+		{ "x.csv", false, false, false }, { "x.csv", false, true, false },
+		{ "x.csv", true, false, false }, { "x.csv", true, true, false },
+		{ "x.csv", false, true, true }, { "x.csv", true, true, true },
 	};
-	struct wrt *w[6];
+	enum { NV = sizeof(v) / sizeof(v[0]) };
+	struct wrt *w[NV];
 
 	assert_true(iters % 2 == 0);
 	both.rx_depth = 0;
 	both.hw_ts = send.hw_ts = PT_PLUGIN_HW_TS_ON;
 	send.directions = PT_PLUGIN_DIR_SEND;
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < NV; k++) {
 		w[k] = recorder(v[k].args, v[k].send_only ? &send : &both);
 		assert_int_equal(wrt_rows_deferred(w[k]), k >= 2);
-		play(w[k], e, n, v[k].one ? cq_mod : 0);
+		if (v[k].slots)
+			bind_slots(w[k], qps);
+		play(w[k], e, n, v[k].one ? cq_mod : 0, v[k].slots);
 		if (k >= 2 && wrt_rows_deferred(w[k]) != still_deferred)
 			fail_msg("recorder %d (%s, %s run, %s) %s deferring", k, v[k].args,
 				 v[k].send_only ? "send-only" : "send+receive",
@@ -543,9 +579,9 @@ static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t it
 			assert_null(wrt_handover(w[k]));
 		end(w[k]);
 	}
-	for (int k = 1; k < 6; k++)
+	for (int k = 1; k < NV; k++)
 		same_records(w[0], w[k]);
-	for (int k = 0; k < 6; k++)
+	for (int k = 0; k < NV; k++)
 		wrt_free(w[k]);
 }
 
@@ -572,7 +608,10 @@ static void test_deferred_regular(void **state)
 	e[n++] = (struct ev){ 'c', 1, 7, 0, 0, HW, 0, 410, 9100 };        /* its own CQE, last */
 	e[n++] = (struct ev){ 'c', 0, 30, 0, 0, 0, 0, 420, 0 };           /* past the last post */
 	e[n++] = (struct ev){ 'p', 0, 8, 1, 3, 0, 0, 430, 0 };            /* never completes */
+	slot_stores = 0;
 	same_as_fifo(e, n, 2, 12, 3, NULL);
+	/* the slots were used, not only lent: 2 recorders, 2 QPs, seq 1..6 */
+	assert_int_equal(slot_stores, 2 * 2 * 6);
 }
 
 /* What the deferral takes without handing over: sequence jumps forward
@@ -623,7 +662,9 @@ static void test_deferred_irregular(void **state)
 	}
 	e[n++] = (struct ev){ 'p', 0, 52, 1, 5, 0, 0, t++, 0 };          /* never completes */
 	assert_true(n <= sizeof(e) / sizeof(e[0]));
+	slot_stores = 0;
 	same_as_fifo(e, n, 2, 1000, 4, NULL);
+	assert_true(slot_stores > 2 * 250);   /* most plain WRs, across chunks */
 }
 
 /* Posts without a signal period in between posts with one: the WRs after
@@ -643,7 +684,7 @@ static void test_period_gap(void **state)
 		e[n++] = (struct ev){ 'p', 0, s, 1, s == 3 || s == 4 ? 0 : 4, 0, 0, 100 + s, 0 };
 	e[n++] = (struct ev){ 'c', 0, 11, 0, 0, 0, 0, 200, 0 };
 	w = recorder("x.csv:nodefer", &in);
-	play(w, e, n, 0);
+	play(w, e, n, 0, false);
 	end(w);
 	r = wrt_records(w, &nr);
 	assert_int_equal(nr, 13);
@@ -703,6 +744,32 @@ static void test_deferred_then_fifo(void **state)
 		assert_true(n <= sizeof(e) / sizeof(e[0]));
 		same_as_fifo(e, n, 1, b == LOG_FULL ? 240 : 40, 4, reason[b]);
 	}
+}
+
+/* The post slots stop where lazy_post1 would: at the end of a pool chunk
+ * (128 slots here) and at the WRs in flight the FIFO holds (64): a slot
+ * more would be a post time in another queue's chunk or a WR the FIFOs
+ * cannot take at a hand-over. */
+static void test_slots_limits(void **state)
+{
+	static struct ev e[512];
+	size_t n = 0;
+	uint64_t t = 100, s;
+
+	(void)state;
+	for (s = 0; s < 270; s++, t += 2) {
+		e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, t, 0 };
+		if ((s + 1) % 4 == 0)
+			e[n++] = (struct ev){ 'c', 0, s, 0, 0, 0, 0, t + 1, 0 };
+	}
+	slot_stores = 0;
+	same_as_fifo(e, n, 1, 280, 4, NULL);
+	assert_true(slot_stores > 2 * 250);
+	n = 0;
+	for (s = 0; s < 70; s++, t += 2)          /* no CQE: 64 in flight at most */
+		e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, t, 0 };
+	e[n++] = (struct ev){ 'c', 0, 69, 0, 0, 0, 0, t, 0 };
+	same_as_fifo(e, n, 1, 280, 4, "more WRs in flight than the FIFO holds");
 }
 
 /* post_one stands for a WR of the run's kind (send_opcode, msg_size,
@@ -811,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_period_gap),
 		cmocka_unit_test(test_deferred_then_fifo),
 		cmocka_unit_test(test_post_one_kind),
+		cmocka_unit_test(test_slots_limits),
 	};
 	return cmocka_run_group_tests_name("wrtrace", tests, NULL, NULL);
 }
