@@ -311,7 +311,11 @@ void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 		if (!recv)
 			wrt_slots_take(w, ev->qp);
 
-		if (ev->count == 1 && !ev->flags && ev->bytes == q->bytes && ev->opcode == q->op &&
+		/* LAST_SIGNALED on signal period 1 (a latency loop's posts) changes
+		 * nothing: every WR is signaled anyway */
+		if (ev->count == 1 &&
+		    (!ev->flags || (ev->flags == PT_PLUGIN_POST_LAST_SIGNALED && ev->signal_period == 1)) &&
+		    ev->bytes == q->bytes && ev->opcode == q->op &&
 		    (recv || ev->signal_period == q->period) &&
 		    lazy_post1(w, q, ev->first_seq, ev->first_wr_id, ev->t_ns))
 			return;
