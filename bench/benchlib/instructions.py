@@ -93,6 +93,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="rxe0", help="RDMA device (-d; default rxe0)")
     p.add_argument("--gid-index", default="1", help="GID index (-x; default 1)")
     p.add_argument("--extra", default="", help="more options for every run, both sides")
+    p.add_argument("--ours-extra", default="", metavar="ARGS",
+                   help="more options for our builds' runs only, both sides (e.g. "
+                        "--oob_timeout=300: valgrind in a guest of a busy host starts slowly)")
+    p.add_argument("--skip", action="append", default=[], metavar="NAME",
+                   help="do not run this build (its files from an earlier --keep, put into "
+                        "the same folder, make the whole table with --reread)")
     p.add_argument("--trace", action="store_true",
                    help="also ours with --trace=FILE:quiet on the client: the delta per WR")
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
@@ -199,6 +205,8 @@ def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, wor
     out.unlink(missing_ok=True)
     common = ["-d", args.device, "-x", str(args.gid_index), "-c", args.conn, "-s",
               str(args.size), "-n", str(n), "-F", *shlex.split(args.extra)]
+    if b.name in ("ours", TRACE):
+        common += shlex.split(args.ours_extra)
     trace = [f"--trace={share / (tag + '.csv')}:quiet"] if b.trace else []
     server = [str(b.tool(args.tool)), *common]
     client = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--vgdb=no",
@@ -308,6 +316,10 @@ def main(argv: Sequence[str]) -> int:
     try:
         n1, n2 = parse_iters(args.iters)
         bs = builds(args)
+        unknown = [k for k in args.skip if all(b.name != k for b in bs)]
+        if unknown:
+            raise SetupError(f"--skip {unknown[0]!r}: no such build "
+                             f"(builds: {', '.join(b.name for b in bs)})")
         if not args.reread:
             check_setup(args, bs, lab)
     except SetupError as e:
@@ -338,7 +350,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         for n in (n1, n2):
             for o in outs:
-                if o.failures:
+                if o.failures or o.build.name in args.skip:
                     continue
                 print(f"{PROG}: {o.build.name} {args.tool} -n {n} (client under callgrind) ...",
                       file=sys.stderr, flush=True)

@@ -212,6 +212,13 @@ def meas(n, own_ir, prov, report, turns, plugin=0, plugin_loop=0):
 
 
 @case
+def skip_unknown_build():
+    """--skip NAME: a build that is not in the comparison is refused before any run (exit 2)"""
+    eq(instructions.main(["--skip", "7.0", "--reread", "/nonexistent"]), 2)
+    eq(instructions.main(["--skip", "ours --trace", "--reread", "/nonexistent"]), 2)  # no --trace
+
+
+@case
 def run_end_functions():
     """called_only_from: the roots and what only they call, not what the loop calls too"""
     f = cg.Func
