@@ -283,6 +283,10 @@ static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 	return k;
 }
 
+/* The real loop's signal period: CQ_MOD, or the tools' default (100) for
+ * real_loop_ir_rows. */
+static uint32_t real_cq_mod = CQ_MOD;
+
 static void nic_init(struct fake_nic *n, struct pt_loop *l, uint64_t iters)
 {
 	memset(n, 0, sizeof(*n));
@@ -293,7 +297,7 @@ static void nic_init(struct fake_nic *n, struct pt_loop *l, uint64_t iters)
 	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->cq,
 				  .recv_cq = &n->cq, .num_qps = 1, .qps = &n->q };
 	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = 64, .max_size = 64,
-				  .tx_depth = TX_DEPTH, .rx_depth = 1, .cq_mod = CQ_MOD };
+				  .tx_depth = TX_DEPTH, .rx_depth = 1, .cq_mod = real_cq_mod };
 	*l = (struct pt_loop){
 		.res = &n->res, .run = &n->run,
 		/* peak on, as an iteration run of ib_send_bw: the post time is at hand */
@@ -311,7 +315,7 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
 	struct pt_plugin_run_info info = {
 		.struct_size = sizeof(info), .run = run, .tool = "hook-overhead", .device = "fake0",
 		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
-		.iterations = iters, .tx_depth = TX_DEPTH, .cq_mod = CQ_MOD, .post_list = 1,
+		.iterations = iters, .tx_depth = TX_DEPTH, .cq_mod = real_cq_mod, .post_list = 1,
 		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
 		.sw_clock = pt_clock_sw_name(), .send_opcode = PT_PLUGIN_OP_SEND,
 	};
@@ -349,21 +353,24 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
  * costs once cancels (issue 21's "--trace adds <= 20 per WR"). */
 static void real_loop_ir_rows(const char *self, uint64_t iters)
 {
+	static const unsigned cq_mods[] = { CQ_MOD, 100 };
 	double ir[2][2];
 	char args[64];
 
-	for (int on = 0; on < 2; on++)
-		for (int k = 0; k < 2; k++) {
-			snprintf(args, sizeof(args), "--real-loop %s %llu", on ? "on" : "off",
-				 (unsigned long long)(iters << k));
-			ir[on][k] = callgrind_ir_of(self, "pt_run_bw_send", args);
-			if (ir[on][k] < 0)
-				return;
-		}
-	printf("  %-44s %8.2f instr/WR  hooks + recorder %.2f instr/WR: added %+.2f instr/WR\n",
-	       "run_bw.c's own loop (fake verbs), hooks off", (ir[0][1] - ir[0][0]) / (double)iters,
-	       (ir[1][1] - ir[1][0]) / (double)iters,
-	       (ir[1][1] - ir[1][0] - ir[0][1] + ir[0][0]) / (double)iters);
+	for (unsigned c = 0; c < 2; c++) {
+		for (int on = 0; on < 2; on++)
+			for (int k = 0; k < 2; k++) {
+				snprintf(args, sizeof(args), "--real-loop %s %llu %u", on ? "on" : "off",
+					 (unsigned long long)(iters << k), cq_mods[c]);
+				ir[on][k] = callgrind_ir_of(self, "pt_run_bw_send", args);
+				if (ir[on][k] < 0)
+					return;
+			}
+		printf("  run_bw.c's own loop, cq_mod %3u, hooks off %8.2f instr/WR  hooks + recorder "
+		       "%.2f instr/WR: added %+.2f instr/WR\n", cq_mods[c],
+		       (ir[0][1] - ir[0][0]) / (double)iters, (ir[1][1] - ir[1][0]) / (double)iters,
+		       (ir[1][1] - ir[1][0] - ir[0][1] + ir[0][0]) / (double)iters);
+	}
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -450,12 +457,14 @@ int main(int argc, char **argv)
 	char err[512], so[4096];
 	bool have_count;
 
-	if (argc == 4 && !strcmp(argv[1], "--real-loop")) {
+	if (argc == 5 && !strcmp(argv[1], "--real-loop")) {
 		/* callgrind's run (real_loop_ir_rows): the real loop once, counted */
 		bool on = !strcmp(argv[2], "on");
 
 		iters = strtoull(argv[3], NULL, 10);
-		if (iters < 1000 || (!on && strcmp(argv[2], "off")) || pt_clock_init())
+		real_cq_mod = (uint32_t)strtoul(argv[4], NULL, 10);
+		if (iters < 1000 || (!on && strcmp(argv[2], "off")) || !real_cq_mod ||
+		    real_cq_mod > iters || pt_clock_init())
 			return 2;
 		if (on && pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet", err, sizeof(err))) {
 			fprintf(stderr, "hook-overhead: %s\n", err);
