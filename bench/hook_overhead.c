@@ -171,10 +171,10 @@ static __attribute__((noinline)) double probes_out_loop(struct mock_ctx *c, uint
 	return loop(c, iters, true, false, true, false);
 }
 
-/* Instructions of one call of fn over iters WRs, counted by callgrind
- * running this program with --probe-loops (only fn's inclusive cost is
- * collected); -1 when valgrind cannot be run (said on stderr). */
-static double callgrind_ir(const char *self, const char *fn, uint64_t iters)
+/* Instructions of fn (inclusive), counted by callgrind running this
+ * program with args (--probe-loops N, --real-loop off|on N); -1 when
+ * valgrind cannot be run (said on stderr). */
+static double callgrind_ir_of(const char *self, const char *fn, const char *args)
 {
 	char out[] = "/tmp/hook-overhead.callgrind.XXXXXX", cmd[8192], line[512];
 	long long ir = -1;
@@ -187,8 +187,7 @@ static double callgrind_ir(const char *self, const char *fn, uint64_t iters)
 	}
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "valgrind --tool=callgrind --callgrind-out-file=%s --collect-atstart=no "
-		 "--toggle-collect=%s '%s' --probe-loops %llu >/dev/null 2>&1", out, fn, self,
-		 (unsigned long long)iters);
+		 "--toggle-collect=%s '%s' %s >/dev/null 2>&1", out, fn, self, args);
 	if (system(cmd) != 0) {
 		fprintf(stderr, "hook-overhead: no instruction counts: `%s` failed\n", cmd);
 		unlink(out);
@@ -203,7 +202,18 @@ static double callgrind_ir(const char *self, const char *fn, uint64_t iters)
 	unlink(out);
 	if (ir <= 0)
 		fprintf(stderr, "hook-overhead: no instruction total in callgrind's output for %s\n", fn);
-	return ir > 0 ? (double)ir / (double)iters : -1;
+	return ir > 0 ? (double)ir : -1;
+}
+
+/* Instructions of one call of fn over iters WRs (--probe-loops), per WR. */
+static double callgrind_ir(const char *self, const char *fn, uint64_t iters)
+{
+	char args[64];
+	double ir;
+
+	snprintf(args, sizeof(args), "--probe-loops %llu", (unsigned long long)iters);
+	ir = callgrind_ir_of(self, fn, args);
+	return ir > 0 ? ir / (double)iters : -1;
 }
 
 static void row(const char *name, double ns, double off);
@@ -273,6 +283,10 @@ static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 	return k;
 }
 
+/* The real loop's signal period: CQ_MOD, or the tools' default (100) for
+ * real_loop_ir_rows. */
+static uint32_t real_cq_mod = CQ_MOD;
+
 static void nic_init(struct fake_nic *n, struct pt_loop *l, uint64_t iters)
 {
 	memset(n, 0, sizeof(*n));
@@ -283,7 +297,7 @@ static void nic_init(struct fake_nic *n, struct pt_loop *l, uint64_t iters)
 	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->cq,
 				  .recv_cq = &n->cq, .num_qps = 1, .qps = &n->q };
 	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = 64, .max_size = 64,
-				  .tx_depth = TX_DEPTH, .rx_depth = 1, .cq_mod = CQ_MOD };
+				  .tx_depth = TX_DEPTH, .rx_depth = 1, .cq_mod = real_cq_mod };
 	*l = (struct pt_loop){
 		.res = &n->res, .run = &n->run,
 		/* peak on, as an iteration run of ib_send_bw: the post time is at hand */
@@ -301,7 +315,7 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
 	struct pt_plugin_run_info info = {
 		.struct_size = sizeof(info), .run = run, .tool = "hook-overhead", .device = "fake0",
 		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
-		.iterations = iters, .tx_depth = TX_DEPTH, .cq_mod = CQ_MOD, .post_list = 1,
+		.iterations = iters, .tx_depth = TX_DEPTH, .cq_mod = real_cq_mod, .post_list = 1,
 		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
 		.sw_clock = pt_clock_sw_name(), .send_opcode = PT_PLUGIN_OP_SEND,
 	};
@@ -331,6 +345,32 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
 	}
 	pt_bw_meas_free(&m);
 	return (double)t0 / (double)iters;
+}
+
+/* Instructions per WR of run_bw.c's own loop (pt_run_bw_send, inclusive:
+ * the hooks and the recorder's calls in the loop, not its run start or
+ * end), hooks off and with the recorder: two run lengths, so what a run
+ * costs once cancels (issue 21's "--trace adds <= 20 per WR"). */
+static void real_loop_ir_rows(const char *self, uint64_t iters)
+{
+	static const unsigned cq_mods[] = { CQ_MOD, 100 };
+	double ir[2][2];
+	char args[64];
+
+	for (unsigned c = 0; c < 2; c++) {
+		for (int on = 0; on < 2; on++)
+			for (int k = 0; k < 2; k++) {
+				snprintf(args, sizeof(args), "--real-loop %s %llu %u", on ? "on" : "off",
+					 (unsigned long long)(iters << k), cq_mods[c]);
+				ir[on][k] = callgrind_ir_of(self, "pt_run_bw_send", args);
+				if (ir[on][k] < 0)
+					return;
+			}
+		printf("  run_bw.c's own loop, cq_mod %3u, hooks off %8.2f instr/WR  hooks + recorder "
+		       "%.2f instr/WR: added %+.2f instr/WR\n", cq_mods[c],
+		       (ir[0][1] - ir[0][0]) / (double)iters, (ir[1][1] - ir[1][0]) / (double)iters,
+		       (ir[1][1] - ir[1][0] - ir[0][1] + ir[0][0]) / (double)iters);
+	}
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -417,6 +457,23 @@ int main(int argc, char **argv)
 	char err[512], so[4096];
 	bool have_count;
 
+	if (argc == 5 && !strcmp(argv[1], "--real-loop")) {
+		/* callgrind's run (real_loop_ir_rows): the real loop once, counted */
+		bool on = !strcmp(argv[2], "on");
+
+		iters = strtoull(argv[3], NULL, 10);
+		real_cq_mod = (uint32_t)strtoul(argv[4], NULL, 10);
+		if (iters < 1000 || (!on && strcmp(argv[2], "off")) || !real_cq_mod ||
+		    real_cq_mod > iters || pt_clock_init())
+			return 2;
+		if (on && pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet", err, sizeof(err))) {
+			fprintf(stderr, "hook-overhead: %s\n", err);
+			return 1;
+		}
+		real_loop(iters, 0, on);
+		pt_hooks_unload_all();
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--probe-loops")) {
 		/* callgrind's run (probe_rows): each loop once, counted by name */
 		iters = strtoull(argv[2], NULL, 10);
@@ -496,6 +553,8 @@ int main(int argc, char **argv)
 	row("run_bw.c's own loop (fake verbs), hooks off", median(real_off, reps), -1);
 	row("run_bw.c's own loop, hooks + recorder", median(real_on, reps), median(real_off, reps));
 	probe_rows(argv[0], median(probed, reps), median(unprobed, reps), iters);
+	if (PT_PROBES || !system("command -v valgrind >/dev/null 2>&1"))
+		real_loop_ir_rows(argv[0], iters);
 	clock_rows();
 	/* the goal covers every run the recorder defers: all of our tools'
 	 * loops; the FIFO fallback is printed above, not judged */

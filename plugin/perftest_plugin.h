@@ -16,7 +16,8 @@
  * plugin built against an older header keeps working: the tools treat
  * callbacks beyond ops->struct_size as absent, and a plugin reads an event
  * field only when PT_PLUGIN_HAS(ev, type, field) says the tool filled it.
- * ABI 1.1 appended run_info->send_opcode and ops->post_one.
+ * ABI 1.1 appended run_info->send_opcode and ops->post_one; ABI 1.2 appended
+ * ops->bind_post_slots (struct pt_plugin_post_slots).
  *
  * Threading and cost: callbacks run on the measurement thread, inside the
  * timed loop. post and completion must not block, allocate or do I/O;
@@ -187,6 +188,20 @@ struct pt_plugin_run_end {
 	uint64_t elapsed_ns;
 };
 
+/* Post-time slots a plugin lends the tool for one QP (ABI 1.2, see
+ * ops->bind_post_slots): the tool stores the post time of a WR post_one
+ * stands for straight into the plugin's memory instead of calling it, so a
+ * recorder that keeps only post times pays a compare and a store per WR.
+ * Lent: pos < lim. The tool moves pos and next_seq, the plugin everything
+ * else; nothing here is read by another thread. */
+struct pt_plugin_post_slots {
+	uint64_t *pos;              /* where the next post time goes */
+	uint64_t *lim;              /* end of the slots lent; pos == lim: none */
+	uint64_t next_seq;          /* the sequence the WR stored at pos has */
+	uint64_t wr_id_base;        /* the tool's: its post_one WRs on this QP have
+	                               wr_id wr_id_base + seq (set before each post_one) */
+};
+
 /* The table a plugin returns. Unused callbacks may be NULL. Callbacks that
  * return int return 0 on success; on failure they write a one-line reason
  * to err (err_len bytes) and the tool stops with that message. */
@@ -214,6 +229,18 @@ struct pt_plugin_ops {
 	 * in registers instead of an event in memory. Tools call it only for
 	 * WRs exactly like that, and call post for every other. */
 	void (*post_one)(void *state, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns);
+
+	/* Appended in ABI 1.2, optional; used only with post_one, by a tool
+	 * whose post_one WRs on a QP keep wr_id - seq the same for a run. After
+	 * run_start the tool hands slots[n], one per QP (n = run_info->num_qps),
+	 * all empty, valid until run_end returns. From any of its callbacks the
+	 * plugin may lend QP i slots (slots[i].pos, lim, next_seq). For a WR
+	 * post_one would stand for with seq == slots[i].next_seq and pos < lim,
+	 * the tool does *pos++ = t_ns, next_seq++ and does not call post_one;
+	 * otherwise it sets wr_id_base and calls post_one. So the WR stored in
+	 * slot k has sequence next_seq + k and wr_id wr_id_base + that: the
+	 * plugin counts the slots used at its next callback (and at run_end). */
+	void (*bind_post_slots)(void *state, struct pt_plugin_post_slots *slots, uint32_t n);
 };
 
 /* The one symbol a plugin exports. */

@@ -174,6 +174,25 @@ def cost_where(p: Profile, pick: Callable[[Func], bool]) -> int:
     return sum(f.ir for f in p.funcs if pick(f))
 
 
+def called_only_from(p: Profile, roots: Iterable[str]) -> set[str]:
+    """The functions that run only under roots: the roots and every function
+    whose callers all are such functions (a function one of whose callers
+    lies elsewhere, or that has none listed, is not: it counts as run from
+    elsewhere, the side that overstates the rest)."""
+    callers: dict[str, set[str]] = {}
+    for f in p.funcs:
+        callers.setdefault(f.fn, set()).update(c for c, _, _ in f.callers)
+    out = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        for fn, cs in callers.items():
+            if fn not in out and cs and cs <= out:
+                out.add(fn)
+                grew = True
+    return out
+
+
 def busiest_callee(p: Profile, own: Callable[[str], bool]) -> Optional[Func]:
     """The provider function the tool's own code calls most often: in a
     send loop that is the provider's poll_cq, called once per loop turn

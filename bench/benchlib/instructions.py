@@ -33,6 +33,11 @@ TRACE = "ours --trace"
 
 REPORT_RE = re.compile(r"(^|/)perftest/report/")
 PLUGIN_RE = re.compile(r"(^|/)plugin/")
+# What a plugin does once per run, outside the measured loop: loading,
+# run start (allocating), run end (building the rows, writing the file).
+PLUGIN_OUTSIDE = ("wrt_run_start", "wrt_run_end", "plug_init", "plug_fini", "wrt_free",
+                  "pt_hooks_run_start", "pt_hooks_run_end", "pt_hooks_unload_all",
+                  "pt_hooks_load_builtin")
 
 
 class SetupError(Exception):
@@ -58,6 +63,7 @@ class Measured:
     classes: dict[str, int]
     report: int                  # perftest/report/ code (0 without symbols)
     plugin: int                  # plugin/ code: hooks, recorder
+    plugin_loop: int             # of it, what runs in the loop (not only under PLUGIN_OUTSIDE)
     turns: int                   # calls of the provider's busiest function
     turn_fn: str
     seconds: float
@@ -87,6 +93,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="rxe0", help="RDMA device (-d; default rxe0)")
     p.add_argument("--gid-index", default="1", help="GID index (-x; default 1)")
     p.add_argument("--extra", default="", help="more options for every run, both sides")
+    p.add_argument("--ours-extra", default="", metavar="ARGS",
+                   help="more options for our builds' runs only, both sides (e.g. "
+                        "--oob_timeout=300: valgrind in a guest of a busy host starts slowly)")
+    p.add_argument("--skip", action="append", default=[], metavar="NAME",
+                   help="do not run this build (its files from an earlier --keep, put into "
+                        "the same folder, make the whole table with --reread)")
     p.add_argument("--trace", action="store_true",
                    help="also ours with --trace=FILE:quiet on the client: the delta per WR")
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
@@ -148,12 +160,16 @@ def annotate(path: Path) -> cg.Profile:
 def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
     own = cg.own_objects(p.target, own_dirs)
     busiest = cg.busiest_callee(p, own)
+    outside = cg.called_only_from(p, PLUGIN_OUTSIDE)
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
                              (REPORT_RE.search(f.file) is not None or f.fn.startswith("pt_bw_peak"))),
         plugin=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
                              PLUGIN_RE.search(f.file) is not None),
+        plugin_loop=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
+                                  PLUGIN_RE.search(f.file) is not None and
+                                  f.fn not in outside),
         turns=cg.calls_from_own(p, busiest, own) if busiest else 0,
         turn_fn=f"{busiest.fn} [{os.path.basename(busiest.obj or '?')}]" if busiest else "-",
         seconds=seconds)
@@ -189,6 +205,8 @@ def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, wor
     out.unlink(missing_ok=True)
     common = ["-d", args.device, "-x", str(args.gid_index), "-c", args.conn, "-s",
               str(args.size), "-n", str(n), "-F", *shlex.split(args.extra)]
+    if b.name in ("ours", TRACE):
+        common += shlex.split(args.ours_extra)
     trace = [f"--trace={share / (tag + '.csv')}:quiet"] if b.trace else []
     server = [str(b.tool(args.tool)), *common]
     client = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--vgdb=no",
@@ -216,6 +234,9 @@ ROWS: list[Row] = [
     ("  report phase (perftest/report)", lambda m: m.report, True),
     ("  send loop etc. (own - report)", lambda m: m.classes[cg.OWN] - m.report, True),
     ("  plugin/ (hooks, recorder)", lambda m: m.plugin, True),
+    ("    of it in the loop", lambda m: m.plugin_loop, True),
+    ("  loop (own - report - plugin/ outside)", lambda m: m.classes[cg.OWN] - m.report -
+     (m.plugin - m.plugin_loop), True),
     ("provider (librxe, libibverbs)", lambda m: m.classes[cg.PROVIDER], False),
     ("libc", lambda m: m.classes[cg.LIBC], False),
     ("other (ld.so, valgrind, ...)", lambda m: m.classes[cg.OTHER], False),
@@ -295,6 +316,10 @@ def main(argv: Sequence[str]) -> int:
     try:
         n1, n2 = parse_iters(args.iters)
         bs = builds(args)
+        unknown = [k for k in args.skip if all(b.name != k for b in bs)]
+        if unknown:
+            raise SetupError(f"--skip {unknown[0]!r}: no such build "
+                             f"(builds: {', '.join(b.name for b in bs)})")
         if not args.reread:
             check_setup(args, bs, lab)
     except SetupError as e:
@@ -325,7 +350,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         for n in (n1, n2):
             for o in outs:
-                if o.failures:
+                if o.failures or o.build.name in args.skip:
                     continue
                 print(f"{PROG}: {o.build.name} {args.tool} -n {n} (client under callgrind) ...",
                       file=sys.stderr, flush=True)

@@ -221,12 +221,27 @@ static int peak_nomem(void)
 	return -1;
 }
 
+/* The post event of what pt_hook_post_one does not stand for: a post list
+ * or the last WR (out of line, so the loop keeps its registers). */
+static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop *l, int i,
+							    uint64_t first, uint64_t iters, uint64_t t)
+{
+	unsigned pl = l->opt.post_list;
+	bool last = iters && first + pl == iters;
+
+	pt_hook_post((uint32_t)i, first, pl, pt_plugin_op_of_wr(l->opt.opcode), pt_wrid(i, first), 1,
+		     (uint32_t)l->run->size, (uint32_t)l->run->cq_mod,
+		     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
+}
+
 /* Post on every QP as far as its window allows. */
 static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
 		       uint64_t *posted_total, struct pt_pacer *pace)
 {
 	unsigned pl = l->opt.post_list;
-	uint32_t op = pt_plugin_op_of_wr(l->opt.opcode);
+	/* WRs below it take pt_hook_post_one: one per post, not the last (it
+	 * is forced signaled); one compare per post */
+	const uint64_t one_until = pl != 1 ? 0 : iters ? iters - 1 : UINT64_MAX;
 
 	for (int i = 0; i < l->res->num_qps; i++) {
 		struct pt_qp *q = &l->res->qps[i];
@@ -248,15 +263,10 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 			PT_PROBE_POST(i, q->qp->qp_num, first, pl, pt_wrid(i, first), t ? t : pt_now_ns());
 			/* a plain WR, the bulk of the run, takes the cheaper hook */
 			if (__builtin_expect(pt_hooks_on, 0)) {
-				uint64_t wr_id = ((uint64_t)i << 48) | first;
-				bool last = iters && first + pl == iters;
-
-				if (pl == 1 && !last)
-					pt_hook_post_one((uint32_t)i, first, wr_id, t);
+				if (first < one_until)
+					pt_hook_post_one((uint32_t)i, first, pt_wrid(i, first), t);
 				else
-					pt_hook_post((uint32_t)i, first, pl, op, wr_id, 1, (uint32_t)l->run->size,
-						     (uint32_t)l->run->cq_mod,
-						     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
+					hook_post_list(l, i, first, iters, t);
 			}
 			*posted_total += pl;
 		}

@@ -92,6 +92,8 @@ int pt_trace_begin(struct pt_ctx *c, bool sends, bool recvs)
 		.sw_clock = pt_clock_sw_name(),   /* tsc->CLOCK_MONOTONIC_RAW after pt_clock_init */
 		.send_opcode = sends ? pt_plugin_op_of_wr(pt_wr_opcode(c)) : PT_PLUGIN_OP_OTHER,
 	};
+	/* the plugins hear of n QPs; the loops post on all of them */
+	pt_hooks_set_qps((uint32_t)c->res.num_qps);
 	if (pt_hooks_run_start(&info, err, sizeof(err))) {
 		fprintf(stderr, " %s\n", err);
 		return -1;

@@ -75,6 +75,21 @@ void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint64_t wr
 			     uint64_t t_ns) = post_one_event;
 void *pt_hooks_post_one_state;
 
+/* The run's post slots (hooks.h); an empty one points at no_slot, so that
+ * pos < lim compares two pointers into one object. */
+static uint64_t no_slot;
+struct pt_plugin_post_slots *pt_hooks_post_slots;
+static uint32_t post_slots_cap, npost_slots, run_qps;
+/* The plugin that gets them: the one whose post_one the hooks call, when it
+ * has bind_post_slots; -1: none. */
+static int post_slots_plugin = -1;
+
+static void post_slots_empty(void)
+{
+	for (uint32_t q = 0; q < npost_slots; q++)
+		pt_hooks_post_slots[q] = (struct pt_plugin_post_slots){ .pos = &no_slot, .lim = &no_slot };
+}
+
 /* One listener: the hooks call it directly, without the loop. */
 static void pack_calls(void)
 {
@@ -91,10 +106,13 @@ static void pack_calls(void)
 	pt_hooks_completion_state = ncomp == 1 ? comp_calls[0].state : NULL;
 	pt_hooks_post_one_fn = post_one_event;
 	pt_hooks_post_one_state = NULL;
+	post_slots_plugin = -1;
 	for (int i = 0; npost == 1 && i < nslots; i++)
 		if (slots[i].ops.post && slots[i].ops.post_one) {
 			pt_hooks_post_one_fn = slots[i].ops.post_one;
 			pt_hooks_post_one_state = slots[i].state;
+			if (slots[i].ops.bind_post_slots)
+				post_slots_plugin = i;
 		}
 }
 
@@ -210,11 +228,28 @@ int pt_hooks_load_env(char *err, size_t err_len)
 	return 0;
 }
 
+void pt_hooks_set_qps(uint32_t n)
+{
+	run_qps = n;
+}
+
 int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t err_len)
 {
 	char why[256];
+	uint32_t n;
 
 	pt_hooks_on = false;
+	n = info->num_qps > run_qps ? info->num_qps : run_qps;
+	if (n > post_slots_cap) {
+		struct pt_plugin_post_slots *p = realloc(pt_hooks_post_slots, n * sizeof(*p));
+
+		if (!p)
+			return fail(err, err_len, "out of memory for the post slots of %u QPs", n);
+		pt_hooks_post_slots = p;
+		post_slots_cap = n;
+	}
+	npost_slots = n;
+	post_slots_empty();
 	one_template.opcode = PT_PLUGIN_HAS(info, struct pt_plugin_run_info, send_opcode) ?
 			      info->send_opcode : PT_PLUGIN_OP_OTHER;
 	one_template.bytes = (uint32_t)info->msg_size;
@@ -240,6 +275,10 @@ int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t 
 		}
 		s->started = true;
 	}
+	/* the plugin hears of num_qps QPs: the slots of the rest stay empty */
+	if (post_slots_plugin >= 0 && info->num_qps)
+		slots[post_slots_plugin].ops.bind_post_slots(slots[post_slots_plugin].state,
+							     pt_hooks_post_slots, info->num_qps);
 	pt_hooks_on = nslots > 0;
 	return 0;
 }
@@ -268,6 +307,7 @@ int pt_hooks_run_end(const struct pt_plugin_run_end *end, char *err, size_t err_
 			rc = fail(err, err_len, "plugin %s: %s", s->name,
 				  why[0] ? why : "run end failed, no reason given");
 	}
+	post_slots_empty();   /* what was lent belongs to the plugin again */
 	return rc;
 }
 
@@ -283,4 +323,7 @@ void pt_hooks_unload_all(void)
 	}
 	nslots = 0;
 	pack_calls();
+	free(pt_hooks_post_slots);
+	pt_hooks_post_slots = NULL;
+	post_slots_cap = npost_slots = run_qps = 0;
 }

@@ -81,14 +81,34 @@ static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count,
 	}
 }
 
+/* Post-time slots of the run, one per QP (perftest_plugin.h,
+ * bind_post_slots): empty unless the plugin that takes post_one lent some.
+ * As many as the run has QPs (pt_hooks_set_qps), at least num_qps. */
+extern struct pt_plugin_post_slots *pt_hooks_post_slots;
+/* The QPs the loops post on, when more than the run info's num_qps (a tool
+ * tells plugins of the first few only); before pt_hooks_run_start. */
+void pt_hooks_set_qps(uint32_t n);
+
 /* One send WR of the run's kind, not forced signaled (pt_plugin_ops.post_one):
  * opcode, size and signal period must be what pt_hooks_run_start was given
- * as send_opcode, msg_size and cq_mod. */
+ * as send_opcode, msg_size and cq_mod; qp below the run's QPs (num_qps or
+ * pt_hooks_set_qps) and wr_id - seq the same on a QP for the whole run. The
+ * common case is two compares and a store into the slots a recorder lent;
+ * the call only when they run out. */
 static inline void pt_hook_post_one(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
 {
-	if (__builtin_expect(pt_hooks_on, 0))
+	if (__builtin_expect(pt_hooks_on, 0)) {
+		struct pt_plugin_post_slots *s = &pt_hooks_post_slots[qp];
+
+		if (__builtin_expect(s->pos < s->lim && seq == s->next_seq, 1)) {
+			*s->pos++ = t_ns ? t_ns : pt_now_ns();
+			s->next_seq = seq + 1;
+			return;
+		}
+		s->wr_id_base = wr_id - seq;
 		pt_hooks_post_one_fn(pt_hooks_post_one_state, qp, seq, wr_id,
 				     t_ns ? t_ns : pt_now_ns());
+	}
 }
 
 /* One CQE (see struct pt_plugin_completion); flags PT_PLUGIN_COMP_*. */

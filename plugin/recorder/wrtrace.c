@@ -172,6 +172,8 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 			      in->send_opcode : PT_PLUGIN_OP_OTHER);
 	w->one_bytes = (uint32_t)in->msg_size;
 	w->one_period = in->cq_mod;
+	w->slots = NULL;
+	w->nslots = 0;
 	wrt_lazy_start(w, in);
 	w->in_run = true;
 	return 0;
@@ -306,7 +308,14 @@ void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 		const bool recv = ev->opcode == PT_PLUGIN_OP_RECV;
 		struct dq *q = &w->dq[recv ? w->nqp + ev->qp : ev->qp];
 
-		if (ev->count == 1 && !ev->flags && ev->bytes == q->bytes && ev->opcode == q->op &&
+		if (!recv)
+			wrt_slots_take(w, ev->qp);
+
+		/* LAST_SIGNALED on signal period 1 (a latency loop's posts) changes
+		 * nothing: every WR is signaled anyway */
+		if (ev->count == 1 &&
+		    (!ev->flags || (ev->flags == PT_PLUGIN_POST_LAST_SIGNALED && ev->signal_period == 1)) &&
+		    ev->bytes == q->bytes && ev->opcode == q->op &&
 		    (recv || ev->signal_period == q->period) &&
 		    lazy_post1(w, q, ev->first_seq, ev->first_wr_id, ev->t_ns))
 			return;
@@ -339,6 +348,19 @@ static __attribute__((noinline)) void post_one_event(struct wrt *w, uint32_t qp,
 void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t)
 {
 	if (w->lazy) {
+		if (qp < w->nslots) {
+			/* the tool's slots ran out (or it left their order): count
+			 * them, post this one, lend the next (the tool just set its
+			 * wr_id_base) */
+			wrt_slots_take(w, qp);
+			if (!(w->dq[qp].one_ok && lazy_post1(w, &w->dq[qp], seq, wr_id, t)))
+				post_one_event(w, qp, seq, wr_id, t);
+			if (w->lazy) {
+				w->dq[qp].base_ok = true;
+				wrt_slots_lend(w, qp);
+			}
+			return;
+		}
 		if (qp < w->nqp && w->dq[qp].one_ok && lazy_post1(w, &w->dq[qp], seq, wr_id, t))
 			return;
 	} else if (fifo_post1(w, qp, seq, wr_id, t, w->one_bytes, w->one_op, w->one_period, false)) {
@@ -430,14 +452,30 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 	if (ev->status)
 		w->meta.errors++;
 	if (w->lazy) {
-		if (wrt_lazy_complete(w, ev))
+		const bool send = !(ev->flags & PT_PLUGIN_COMP_RECV);
+
+		if (send)
+			wrt_slots_take(w, ev->qp);
+		if (wrt_lazy_complete(w, ev)) {
+			if (send)   /* WRs retired: room for more slots */
+				wrt_slots_lend(w, ev->qp);
 			return;
+		}
 		wrt_lazy_rows(w);   /* the FIFOs take it from here */
 	}
 	if (ev->flags & PT_PLUGIN_COMP_RECV)
 		complete_recv(w, ev->qp, ev);
 	else
 		complete_send(w, ev->qp, ev);
+}
+
+void wrt_bind_post_slots(struct wrt *w, struct pt_plugin_post_slots *slots, uint32_t n)
+{
+	/* only the deferred rows keep post times in a pool the tool can fill */
+	if (!w->in_run || !w->lazy || !slots)
+		return;
+	w->slots = slots;
+	w->nslots = n < w->nqp ? n : w->nqp;
 }
 
 void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit)

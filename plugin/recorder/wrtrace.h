@@ -98,6 +98,9 @@ void wrt_post(struct wrt *w, const struct pt_plugin_post *ev);
 /* The same for one WR of the run's kind (pt_plugin_ops.post_one). */
 void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns);
 void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev);
+/* The tool's post slots for this run (pt_plugin_ops.bind_post_slots): the
+ * deferred rows lend each send queue its pool's next slots (wrtrace_rec.h). */
+void wrt_bind_post_slots(struct wrt *w, struct pt_plugin_post_slots *slots, uint32_t n);
 void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit);
 /* Closes the run: counts what never completed, writes the file, prints. */
 int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, size_t err_len);

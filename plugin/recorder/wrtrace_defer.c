@@ -93,6 +93,8 @@ void wrt_lazy_start(struct wrt *w, const struct pt_plugin_run_info *in)
 /* The deferral cannot take this event: say why (the caller hands over). */
 static bool cannot(struct wrt *w, const char *why)
 {
+	for (uint32_t q = 0; q < w->nslots; q++)   /* every WR posted so far counts */
+		wrt_slots_take(w, q);
 	w->handover = why;
 	w->handover_wr = w->meta.wrs;
 	return false;
@@ -214,6 +216,8 @@ void wrt_lazy_rows(struct wrt *w)
 
 	if (!w->lazy)
 		return;
+	for (uint32_t i = 0; i < w->nslots; i++)
+		wrt_slots_take(w, i);
 	w->lazy = false;
 	/* the CQE-time cursors are done with: replay from each queue's start */
 	for (uint32_t i = 0; i < nq; i++) {
@@ -452,6 +456,30 @@ static bool lazy_recv_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 	q->cur = c.s;
 	q->cur_k = c.k + 1;
 	return true;
+}
+
+void wrt_slots_lend(struct wrt *w, uint32_t qp)
+{
+	struct pt_plugin_post_slots *s;
+	struct dq *q;
+	uint64_t n, room;
+
+	if (!w->lazy || qp >= w->nslots)
+		return;
+	q = &w->dq[qp];
+	s = &w->slots[qp];
+	if (q->lent || !q->base_ok || !q->open || !q->one_ok || q->id_step != 1 ||
+	    q->id_next != s->wr_id_base + q->next_seq)
+		return;
+	/* lazy_post1's limits: the chunk's end and the WRs in flight */
+	room = q->room - (q->posted - q->retired);
+	n = q->end - q->pos < room ? q->end - q->pos : room;
+	if (!n)
+		return;
+	s->pos = &w->pool[q->pos];
+	s->lim = s->pos + n;
+	s->next_seq = q->next_seq;
+	q->lent = true;
 }
 
 bool wrt_lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev)

@@ -121,6 +121,11 @@ static void plug_post_one(void *s, uint32_t qp, uint64_t seq, uint64_t wr_id, ui
 	wrt_post_one(s, qp, seq, wr_id, t_ns);
 }
 
+static void plug_bind_post_slots(void *s, struct pt_plugin_post_slots *slots, uint32_t n)
+{
+	wrt_bind_post_slots(s, slots, n);
+}
+
 static void plug_completion(void *s, const struct pt_plugin_completion *ev)
 {
 	wrt_complete(s, ev);
@@ -153,6 +158,7 @@ static const struct pt_plugin_ops wrt_ops = {
 	.run_end = plug_run_end,
 	.fini = plug_fini,
 	.post_one = plug_post_one,
+	.bind_post_slots = plug_bind_post_slots,
 };
 
 const struct pt_plugin_ops *wrt_plugin_get_ops(void)

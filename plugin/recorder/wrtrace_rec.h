@@ -54,6 +54,8 @@ struct dq {
 	uint32_t room;              /* WRs in flight at most: its FIFO's size */
 	bool open;                  /* the last segment takes more WRs */
 	bool one_ok;                /* ... of the kind post_one stands for */
+	bool lent;                  /* the tool holds its next slots (struct wrt, slots) */
+	bool base_ok;               /* the tool's wr_id_base is set (it called post_one) */
 	uint8_t op;
 	uint32_t bytes, period;     /* of the last segment */
 	uint64_t done;              /* receive CQEs so far (the FIFO's counter) */
@@ -95,6 +97,14 @@ struct wrt {
 	/* what wrt_post_one stands for (run info: send_opcode, msg_size, cq_mod) */
 	uint32_t one_bytes, one_period;
 	uint8_t one_op;
+	/* The tool's post slots (one per QP; nslots of them serve send queues
+	 * 0..nslots-1): while dq[q].lent, the tool stores the post time of each
+	 * next plain WR of queue q at slots[q].pos, which points at pool[pos],
+	 * and does not call; the recorder counts them (wrt_slots_take) before
+	 * it looks at the queue. So the post times land where lazy_post1 would
+	 * have put them and the rows come out the same. */
+	struct pt_plugin_post_slots *slots;
+	uint32_t nslots;
 };
 
 /* Re-derive the signal phase after a jump in sequence numbers or a new
@@ -169,6 +179,28 @@ static inline void wrt_retire_own(struct wrt *w, uint32_t qp, const struct fifo_
 }
 
 
+/* Count the WRs the tool stored in send queue qp's slots as posted, and
+ * take the slots back (nothing lent afterwards). */
+static inline void wrt_slots_take(struct wrt *w, uint32_t qp)
+{
+	struct pt_plugin_post_slots *s;
+	struct dq *q;
+	uint64_t n;
+
+	if (!w->lazy || qp >= w->nslots || !w->dq[qp].lent)
+		return;
+	q = &w->dq[qp];
+	s = &w->slots[qp];
+	n = (uint64_t)(s->pos - &w->pool[q->pos]);
+	q->pos += n;
+	q->posted += n;
+	q->next_seq += n;
+	q->id_next += n;        /* lent only with wr_id step 1 */
+	w->meta.wrs += n;
+	s->lim = s->pos;
+	q->lent = false;
+}
+
 /* Deferred rows (wrtrace_defer.c). start: at run start, unless the
  * config says nodefer or memory is short; rows: build the rows so far and
  * hand over to the FIFOs (at run end or at the first event that does not
@@ -180,5 +212,9 @@ void wrt_lazy_free(struct wrt *w);
 void wrt_lazy_rows(struct wrt *w);
 bool wrt_lazy_post(struct wrt *w, const struct pt_plugin_post *ev);
 bool wrt_lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev);
+/* Lend send queue qp (taken back) what lazy_post1 would take next; nothing
+ * when its WRs are not the plain kind in order or no post_one set the
+ * tool's wr_id_base. */
+void wrt_slots_lend(struct wrt *w, uint32_t qp);
 
 #endif

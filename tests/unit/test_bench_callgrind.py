@@ -205,9 +205,52 @@ def difference_per_wr():
     raises(instructions.SetupError, instructions.parse_iters, "4000")
 
 
-def meas(n, own_ir, prov, report, turns):
+def meas(n, own_ir, prov, report, turns, plugin=0, plugin_loop=0):
     classes = {cg.OWN: own_ir, cg.PROVIDER: prov, cg.LIBC: 100, cg.OTHER: 1000}
-    return instructions.Measured(n, sum(classes.values()), classes, report, 0, turns, "poll", 1.0)
+    return instructions.Measured(n, sum(classes.values()), classes, report, plugin, plugin_loop,
+                                 turns, "poll", 1.0)
+
+
+@case
+def skip_unknown_build():
+    """--skip NAME: a build that is not in the comparison is refused before any run (exit 2)"""
+    eq(instructions.main(["--skip", "7.0", "--reread", "/nonexistent"]), 2)
+    eq(instructions.main(["--skip", "ours --trace", "--reread", "/nonexistent"]), 2)  # no --trace
+
+
+@case
+def run_end_functions():
+    """called_only_from: the roots and what only they call, not what the loop calls too"""
+    f = cg.Func
+    p = cg.Profile(100, EXE, [
+        f("/src/plugin/recorder/wrtrace.c", "wrt_run_end", EXE, 1, 1, [("plug_run_end", EXE, 1)]),
+        f("/src/plugin/recorder/wrtrace_defer.c", "wrt_lazy_rows", EXE, 10, 2,
+          [("wrt_run_end", EXE, 1), ("wrt_complete", EXE, 1)]),
+        f("/src/plugin/recorder/wrtrace_write.c", "wrt_write_run", EXE, 10, 1,
+          [("wrt_run_end", EXE, 1)]),
+        f("/src/plugin/recorder/wrtrace_write.c", "wrt_write_stream", EXE, 10, 1,
+          [("wrt_write_run", EXE, 1)]),
+        f("/src/plugin/recorder/wrtrace.c", "wrt_post_one", EXE, 10, 9,
+          [("post_window", EXE, 9)]),
+        f("/src/plugin/hooks/hooks.h", "post_window", EXE, 10, 0, []),
+    ])
+    eq(cg.called_only_from(p, ["wrt_run_end"]),
+       {"wrt_run_end", "wrt_write_run", "wrt_write_stream"})
+
+
+@case
+def loop_row():
+    """the loop row: own code less the report phase and the plugin's run start and end"""
+    from pathlib import Path
+    ours = instructions.Outcome(instructions.Build("ours", Path("/b"), ["/b"]))
+    ours.runs = {4000: meas(4000, 1_000_000, 0, 40_000, 1, 300_000, 100_000),
+                 8000: meas(8000, 1_600_000, 0, 80_000, 1, 700_000, 140_000)}
+    rows = {r.strip().split("  ")[0]: r.split() for r in
+            instructions.table([ours], 4000, 8000).splitlines()[1:]}
+    eq(rows["plugin/ (hooks, recorder)"][-1], "100.0")
+    eq(rows["of it in the loop"][-1], "10.0")
+    # (600k - 40k - (400k - 40k)) / 4000
+    eq(rows["loop (own - report - plugin/ outside)"][-1], "50.0")
 
 
 @case

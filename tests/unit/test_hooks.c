@@ -307,6 +307,109 @@ static void test_post_one(void **state)
 	free(text);
 }
 
+/* A plugin that lends QP 0 three post slots at each post_one call. */
+static struct {
+	struct pt_plugin_post_slots *slots;
+	uint32_t n, binds, calls, posts;
+	uint64_t times[16], seqs[8], bases[8];
+	unsigned used;
+} lender;
+
+static void lender_bind(void *st, struct pt_plugin_post_slots *slots, uint32_t n)
+{
+	(void)st;
+	lender.slots = slots;
+	lender.n = n;
+	lender.binds++;
+}
+
+static void lender_post(void *st, const struct pt_plugin_post *ev)
+{
+	(void)st;
+	(void)ev;
+	lender.posts++;
+}
+
+static void lender_post_one(void *st, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t)
+{
+	struct pt_plugin_post_slots *s;
+
+	(void)st;
+	(void)wr_id;
+	(void)t;
+	if (lender.calls < 8) {
+		lender.seqs[lender.calls] = seq;
+		lender.bases[lender.calls] = qp < lender.n ? lender.slots[qp].wr_id_base : 0;
+	}
+	lender.calls++;
+	if (qp != 0 || !lender.slots || lender.used + 3 > 16)
+		return;
+	s = &lender.slots[0];
+	s->pos = &lender.times[lender.used];
+	s->lim = s->pos + 3;
+	s->next_seq = seq + 1;
+	lender.used += 3;
+}
+
+static const struct pt_plugin_ops lender_ops = {
+	.abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct pt_plugin_ops),
+	.name = "lender", .post = lender_post, .post_one = lender_post_one,
+	.bind_post_slots = lender_bind,
+};
+
+/* Post slots (ABI 1.2): the tool stores post times in the slots lent and
+ * calls post_one only when they run out, the sequence jumps or the QP has
+ * none, with wr_id_base set; the slots are empty again after the run; with
+ * a second plugin that takes posts nothing is bound. */
+static void test_post_slots(void **state)
+{
+	static const uint64_t want_seq[] = { 0, 4, 8, 0, 1, 20 };
+	struct pt_plugin_run_info in = info(0);
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
+	char err[512];
+	struct specs f;
+
+	(void)state;
+	memset(&lender, 0, sizeof(lender));
+	assert_int_equal(pt_hooks_load_builtin(&lender_ops, "lender", "", err, sizeof(err)), 0);
+	pt_hooks_set_qps(3);   /* a QP more than the plugin hears of */
+	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
+	assert_int_equal(lender.binds, 1);
+	assert_int_equal(lender.n, in.num_qps);
+	assert_true(pt_hooks_post_slots[2].pos == pt_hooks_post_slots[2].lim);
+	for (uint64_t s = 0; s < 9; s++)
+		pt_hook_post_one(0, s, 0x900 + s, 100 + s);
+	pt_hook_post_one(1, 0, (1ull << 48) + 0, 200);   /* QP 1: never lent */
+	pt_hook_post_one(1, 1, (1ull << 48) + 1, 201);
+	pt_hook_post_one(0, 20, 0x900 + 20, 300);        /* not next_seq (9) */
+	assert_int_equal(lender.calls, 6);
+	assert_int_equal(lender.posts, 0);
+	for (int k = 0; k < 6; k++) {
+		assert_int_equal(lender.seqs[k], want_seq[k]);
+		assert_int_equal(lender.bases[k], k == 3 || k == 4 ? 1ull << 48 : 0x900);
+	}
+	for (int k = 0; k < 6; k++)   /* seq 1-3 and 5-7 */
+		assert_int_equal(lender.times[k], 100 + 1 + k + k / 3);
+	assert_int_equal(lender.times[6], 0);   /* lent at 8, 20 did not fit */
+	pt_hook_post_one(2, 0, 0x2000, 600);             /* past num_qps: the call */
+	assert_int_equal(lender.calls, 7);
+	lender.calls = 6;
+	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
+	assert_true(pt_hooks_post_slots[0].pos == pt_hooks_post_slots[0].lim);
+	pt_hook_post_one(0, 21, 0x900 + 21, 400);        /* outside a run: nothing */
+	assert_int_equal(lender.calls, 6);
+	/* with the example plugin too, post_one becomes post events for both */
+	specs_for(&f, "slots", "csv");
+	assert_int_equal(pt_hooks_load(f.count, err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
+	assert_int_equal(lender.binds, 1);
+	pt_hook_post_one(0, 0, 0x900, 500);
+	pt_hook_post_one(0, 1, 0x901, 501);
+	assert_int_equal(lender.posts, 2);
+	assert_int_equal(lender.calls, 6);
+	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
+}
+
 /* Five plugins are one too many; the fifth is refused by name. */
 static void test_plugin_limit(void **state)
 {
@@ -340,6 +443,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_env, after_each),
 		cmocka_unit_test_teardown(test_two_plugins, after_each),
 		cmocka_unit_test_teardown(test_post_one, after_each),
+		cmocka_unit_test_teardown(test_post_slots, after_each),
 		cmocka_unit_test_teardown(test_plugin_limit, after_each),
 		cmocka_unit_test_teardown(test_opcodes, after_each),
 	};

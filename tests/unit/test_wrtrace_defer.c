@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* wrtrace deferred rows: the same event scripts played on the FIFO path
+ * and deferred (post events, post_one, post slots), every row and count
+ * compared; the hand-over causes; the limits of the post slots. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "wrtrace_harness.h"
+
+/* One event of a script run on several recorders. */
+struct ev {
+	char kind;                  /* 'p' post, 'P' post with wr_id and step of its own,
+				       'c' send CQE, 'r' recv post, 'R' recv CQE */
+	uint32_t qp;
+	uint64_t seq;
+	uint32_t n, period, flags, status;   /* 'P': status is the wr_id step */
+	uint64_t t, hw;                      /* 'P': hw is the first wr_id */
+};
+
+/* The tool's post slots (pt_plugin_post_slots), as hooks.h keeps them;
+ * stores: post times the recorder took through them, all tests so far. */
+static struct pt_plugin_post_slots tool_slots[4];
+static uint64_t no_slot, slot_stores;
+
+static void bind_slots(struct wrt *w, uint32_t qps)
+{
+	for (uint32_t q = 0; q < 4; q++)
+		tool_slots[q] = (struct pt_plugin_post_slots){ .pos = &no_slot, .lim = &no_slot };
+	wrt_bind_post_slots(w, tool_slots, qps);
+}
+
+/* post_one as pt_hook_post_one makes it: a store into the slots lent, else
+ * the call (with slots: the tool's wr_id_base set first). */
+static void post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t t, bool slots)
+{
+	if (slots) {
+		struct pt_plugin_post_slots *s = &tool_slots[qp];
+
+		if (s->pos < s->lim && seq == s->next_seq) {
+			*s->pos++ = t;
+			s->next_seq = seq + 1;
+			slot_stores++;
+			return;
+		}
+		s->wr_id_base = 1000;
+	}
+	wrt_post_one(w, qp, seq, 1000 + seq, t);
+}
+
+/* one_period: posts that post_one stands for (one WR, no flags, that
+ * signal period) go through post_one (slots: into the tool's slots when
+ * lent); 0: every post is an event. */
+static void play(struct wrt *w, const struct ev *e, size_t n, uint32_t one_period, bool slots)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].kind == 'p' && one_period && e[i].n == 1 && !e[i].flags &&
+		    e[i].period == one_period) {
+			post_one(w, e[i].qp, e[i].seq, e[i].t, slots);
+		} else if (e[i].kind == 'p') {
+			post(w, e[i].qp, e[i].seq, e[i].n, e[i].period, e[i].flags, e[i].t);
+		} else if (e[i].kind == 'P') {
+			struct pt_plugin_post ev = {
+				.struct_size = sizeof(ev), .qp = e[i].qp, .first_seq = e[i].seq,
+				.count = e[i].n, .opcode = PT_PLUGIN_OP_SEND, .first_wr_id = e[i].hw,
+				.wr_id_step = e[i].status, .bytes = 64, .signal_period = e[i].period,
+				.flags = e[i].flags, .t_ns = e[i].t,
+			};
+			wrt_post(w, &ev);
+		} else if (e[i].kind == 'c') {
+			cqe(w, e[i].qp, e[i].seq, e[i].status, e[i].flags, e[i].t, e[i].hw);
+		} else if (e[i].kind == 'r') {
+			post_recv(w, e[i].qp, e[i].seq, e[i].t);
+		} else {
+			cqe(w, e[i].qp, e[i].seq, e[i].status, PT_PLUGIN_COMP_RECV, e[i].t, 0);
+		}
+	}
+}
+
+/* Two recorders kept the same rows, in the same order, and the same counts. */
+static void same_records(struct wrt *x, struct wrt *y)
+{
+	const struct wrt_meta *ma = wrt_meta(x), *mb = wrt_meta(y);
+	const struct wrt_rec *a, *b;
+	uint64_t na, nb;
+
+	a = wrt_records(x, &na);
+	b = wrt_records(y, &nb);
+	assert_int_equal(na, nb);
+	for (uint64_t i = 0; i < na; i++) {
+		assert_int_equal(a[i].qp, b[i].qp);
+		assert_int_equal(a[i].seq, b[i].seq);
+		assert_int_equal(a[i].wr_id, b[i].wr_id);
+		assert_int_equal(a[i].t_post, b[i].t_post);
+		assert_int_equal(a[i].t_comp, b[i].t_comp);
+		assert_int_equal(a[i].hw_ns, b[i].hw_ns);
+		assert_int_equal(a[i].bytes, b[i].bytes);
+		assert_int_equal(a[i].opcode, b[i].opcode);
+		assert_int_equal(a[i].status, b[i].status);
+		assert_int_equal(a[i].flags, b[i].flags);
+	}
+	assert_int_equal(ma->wrs, mb->wrs);
+	assert_int_equal(ma->recorded, mb->recorded);
+	assert_int_equal(ma->dropped, mb->dropped);
+	assert_int_equal(ma->untracked, mb->untracked);
+	assert_int_equal(ma->unmatched, mb->unmatched);
+	assert_int_equal(ma->incomplete, mb->incomplete);
+	assert_int_equal(ma->recv_pending, mb->recv_pending);
+	assert_int_equal(ma->errors, mb->errors);
+}
+
+/* The script on eight recorders: the FIFO path (nodefer) with post events
+ * only, the reference; the FIFO path with post_one for the plain WRs; and
+ * deferred rows on a send+receive run and on a send-only run, each with
+ * post events only, with post_one and with post_one into the tool's post
+ * slots. The same rows, in the same order,
+ * and the same counts. The send+receive runs have half the iterations and
+ * no receive depth, so all get the same row cap. handover: NULL when the
+ * deferred recorders still defer at the end of the script, else the words
+ * their reason for handing over must hold. */
+static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t iters,
+			 uint32_t cq_mod, const char *handover)
+{
+	const bool still_deferred = !handover;
+	struct pt_plugin_run_info both = info_for(qps, iters / 2, cq_mod, 1);
+	struct pt_plugin_run_info send = info_for(qps, iters, cq_mod, 1);
+	static const struct { const char *args; bool send_only, one, slots; } v[] = {
+		{ "x.csv:nodefer", false, false, false }, { "x.csv:nodefer", false, true, false },
+		{ "x.csv", false, false, false }, { "x.csv", false, true, false },
+		{ "x.csv", true, false, false }, { "x.csv", true, true, false },
+		{ "x.csv", false, true, true }, { "x.csv", true, true, true },
+	};
+	enum { NV = sizeof(v) / sizeof(v[0]) };
+	struct wrt *w[NV];
+
+	assert_true(iters % 2 == 0);
+	both.rx_depth = 0;
+	both.hw_ts = send.hw_ts = PT_PLUGIN_HW_TS_ON;
+	send.directions = PT_PLUGIN_DIR_SEND;
+	for (int k = 0; k < NV; k++) {
+		w[k] = recorder(v[k].args, v[k].send_only ? &send : &both);
+		assert_int_equal(wrt_rows_deferred(w[k]), k >= 2);
+		if (v[k].slots)
+			bind_slots(w[k], qps);
+		play(w[k], e, n, v[k].one ? cq_mod : 0, v[k].slots);
+		if (k >= 2 && wrt_rows_deferred(w[k]) != still_deferred)
+			fail_msg("recorder %d (%s, %s run, %s) %s deferring", k, v[k].args,
+				 v[k].send_only ? "send-only" : "send+receive",
+				 v[k].one ? "post_one" : "events", still_deferred ? "stopped" : "kept");
+		if (k >= 2 && handover && !strstr(wrt_handover(w[k]), handover))
+			fail_msg("recorder %d handed over for '%s', not '%s'", k, wrt_handover(w[k]),
+				 handover);
+		if (k >= 2 && !handover)
+			assert_null(wrt_handover(w[k]));
+		end(w[k]);
+	}
+	for (int k = 1; k < NV; k++)
+		same_records(w[0], w[k]);
+	for (int k = 0; k < NV; k++)
+		wrt_free(w[k]);
+}
+
+#define HW PT_PLUGIN_COMP_HW_TS
+#define LAST PT_PLUGIN_POST_LAST_SIGNALED
+
+/* Regular posts to the end: two QPs, cq_mod 3, the last WR forced
+ * signaled, NIC times, an error status, a CQE past the last post, an old
+ * CQE again (unmatched), WRs never completed. */
+static void test_deferred_regular(void **state)
+{
+	struct ev e[64];
+	size_t n = 0;
+
+	(void)state;
+	for (uint64_t s = 0; s < 8; s++)
+		for (uint32_t q = 0; q < 2; q++) {
+			e[n++] = (struct ev){ 'p', q, s, 1, 3, s == 7 ? LAST : 0, 0, 100 + 10 * s + q, 0 };
+			if (s % 3 == 2)
+				e[n++] = (struct ev){ 'c', q, s, 0, 0, q ? 0 : HW, s == 5 && q ? 12 : 0,
+						      200 + 10 * s + q, 9000 + s };
+		}
+	e[n++] = (struct ev){ 'c', 0, 2, 0, 0, 0, 0, 400, 0 };           /* already retired */
+	e[n++] = (struct ev){ 'c', 1, 7, 0, 0, HW, 0, 410, 9100 };        /* its own CQE, last */
+	e[n++] = (struct ev){ 'c', 0, 30, 0, 0, 0, 0, 420, 0 };           /* past the last post */
+	e[n++] = (struct ev){ 'p', 0, 8, 1, 3, 0, 0, 430, 0 };            /* never completes */
+	slot_stores = 0;
+	same_as_fifo(e, n, 2, 12, 3, NULL);
+	/* the slots were used, not only lent: 2 recorders, 2 QPs, seq 1..6 */
+	assert_int_equal(slot_stores, 2 * 2 * 6);
+}
+
+/* What the deferral takes without handing over: sequence jumps forward
+ * and back, post lists, a new signal period, posts without one and with
+ * LAST_SIGNALED (the interposer's kind), wr_ids of step 0 and 5, CQEs of
+ * unknown sequence, receives (one the queue moved past, CQEs of known and
+ * unknown sequence, still posted at the end), enough WRs to cross
+ * the pool's chunks; a latency loop's posts (one wr_id, LAST_SIGNALED on
+ * period 1) and a wr_id step other than declared, each too many for a
+ * segment per post. */
+static void test_deferred_irregular(void **state)
+{
+	static struct ev e[2048];
+	size_t n = 0;
+	uint64_t t = 100, s;
+
+	(void)state;
+	for (s = 0; s < 300; s++, t += 3) {             /* 300 plain WRs: 3 chunks of 128 */
+		e[n++] = (struct ev){ 'p', s % 2, s / 2, 1, 4, 0, 0, t, 0 };
+		if ((s / 2 + 1) % 4 == 0)
+			e[n++] = (struct ev){ 'c', s % 2, s / 2, 0, 0, HW, 0, t + 1, 5000 + s };
+	}
+	e[n++] = (struct ev){ 'p', 0, 200, 1, 4, 0, 0, t++, 0 };         /* jump forward */
+	e[n++] = (struct ev){ 'p', 0, 201, 3, 4, 0, 0, t++, 0 };         /* post list */
+	e[n++] = (struct ev){ 'c', 0, 203, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'p', 0, 50, 2, 5, 0, 0, t++, 0 };          /* back, new period */
+	e[n++] = (struct ev){ 'c', 0, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'P', 1, 150, 1, 0, LAST, 0, t++, 77 };     /* interposer: step 0 */
+	e[n++] = (struct ev){ 'P', 1, 151, 1, 0, 0, 0, t++, 77 };
+	e[n++] = (struct ev){ 'P', 1, 152, 1, 0, LAST, 0, t++, 77 };
+	e[n++] = (struct ev){ 'c', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'c', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, HW, 0, t++, 6000 };
+	e[n++] = (struct ev){ 'P', 1, 153, 4, 2, 0, 5, t++, 500 };       /* wr_id step 5 */
+	e[n++] = (struct ev){ 'c', 1, 155, 0, 0, 0, 0, t++, 0 };
+	for (s = 0; s < 6; s++)
+		e[n++] = (struct ev){ 'r', 1, s, 1, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'R', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	e[n++] = (struct ev){ 'R', 1, 2, 0, 0, 0, 3, t++, 0 };           /* 1 passed over */
+	e[n++] = (struct ev){ 'R', 1, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+	for (s = 0; s < 200; s++) {   /* as run_lat.c: wr_id 0 with step 1, LAST on period 1 */
+		e[n++] = (struct ev){ 'P', 0, 60 + s, 1, 1, LAST, 1, t++, 0 };
+		e[n++] = (struct ev){ 'c', 0, 60 + s, 0, 0, 0, 0, t++, 0 };
+	}
+	for (s = 0; s < 100; s++) {   /* wr_id step 7, declared 0 */
+		e[n++] = (struct ev){ 'P', 1, 157 + s, 1, 2, 0, 0, t++, 900 + 7 * s };
+		if (s % 2)
+			e[n++] = (struct ev){ 'c', 1, 157 + s, 0, 0, 0, 0, t++, 0 };
+	}
+	e[n++] = (struct ev){ 'p', 0, 52, 1, 5, 0, 0, t++, 0 };          /* never completes */
+	assert_true(n <= sizeof(e) / sizeof(e[0]));
+	slot_stores = 0;
+	same_as_fifo(e, n, 2, 1000, 4, NULL);
+	assert_true(slot_stores > 2 * 250);   /* most plain WRs, across chunks */
+}
+
+/* Posts without a signal period in between posts with one: the WRs after
+ * them are signaled by their own sequence ((seq + 1) % period == 0), not
+ * by a countdown that stood still meanwhile; on both paths. */
+static void test_period_gap(void **state)
+{
+	struct pt_plugin_run_info in = info_for(1, 24, 4, 1);
+	struct ev e[32];
+	const struct wrt_rec *r;
+	struct wrt *w;
+	size_t n = 0;
+	uint64_t nr;
+
+	(void)state;
+	for (uint64_t s = 0; s < 13; s++)
+		e[n++] = (struct ev){ 'p', 0, s, 1, s == 3 || s == 4 ? 0 : 4, 0, 0, 100 + s, 0 };
+	e[n++] = (struct ev){ 'c', 0, 11, 0, 0, 0, 0, 200, 0 };
+	w = recorder("x.csv:nodefer", &in);
+	play(w, e, n, 0, false);
+	end(w);
+	r = wrt_records(w, &nr);
+	assert_int_equal(nr, 13);
+	for (uint64_t i = 0; i < nr; i++)
+		if (!!(r[i].flags & WRT_SIGNALED) != (r[i].seq == 7 || r[i].seq == 11))
+			fail_msg("seq %llu: signaled %d", (unsigned long long)r[i].seq,
+				 !!(r[i].flags & WRT_SIGNALED));
+	wrt_free(w);
+	same_as_fifo(e, n, 1, 24, 4, NULL);
+}
+
+/* The deferral ends mid-run at an event it cannot take, and the rows so
+ * far and the rest are what the FIFOs make of the same run. */
+static void test_deferred_then_fifo(void **state)
+{
+	enum { PRE_RECV, TOO_MANY, EMPTY, LOG_FULL, SEGS_FULL, POOL_FULL };
+	static const char *const what[] = {
+		"a receive posted before the run", "more in flight than the FIFO holds",
+		"a post of no WR", "a CQE for every WR: the log fills",
+		"every post a sequence jump: the segment table fills",
+		"far more WRs than iterations: the pool fills",
+	};
+	static const char *const reason[] = {
+		"a receive posted before the run", "more WRs in flight than the FIFO holds",
+		"a post of no WR", "CQE log full", "segment table full", "pool full",
+	};
+
+	(void)state;
+	for (int b = PRE_RECV; b <= POOL_FULL; b++) {
+		struct ev e[512];
+		size_t n = 0;
+		uint64_t s = 0, t = 100;
+
+		print_message("break: %s\n", what[b]);
+		for (; s < 6; s++) {
+			e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, t++, 0 };
+			if (s == 3)
+				e[n++] = (struct ev){ 'c', 0, 3, 0, 0, HW, 0, t++, 7000 };
+		}
+		if (b == PRE_RECV)
+			e[n++] = (struct ev){ 'R', 0, PT_PLUGIN_SEQ_UNKNOWN, 0, 0, 0, 0, t++, 0 };
+		if (b == TOO_MANY) {
+			e[n++] = (struct ev){ 'p', 0, s, 70, 4, 0, 0, t++, 0 };
+			s += 70;
+		}
+		if (b == EMPTY)
+			e[n++] = (struct ev){ 'p', 0, s, 0, 4, 0, 0, t++, 0 };
+		for (uint64_t k = 0; k < (b >= LOG_FULL ? 200u : 8u); k++, s++) {
+			uint64_t seq = b == SEGS_FULL ? 2 * s : s;
+
+			e[n++] = (struct ev){ 'p', 0, seq, 1, 4, 0, 0, t++, 0 };
+			if (b == LOG_FULL || (b == POOL_FULL ? (seq + 1) % 16 == 0 : (seq + 1) % 4 == 0) ||
+			    (b == SEGS_FULL && k % 4 == 3))
+				e[n++] = (struct ev){ 'c', 0, seq, 0, 0, HW, 0, t++, 7100 + k };
+		}
+		e[n++] = (struct ev){ 'R', 0, 0, 0, 0, 0, 0, t++, 0 };
+		assert_true(n <= sizeof(e) / sizeof(e[0]));
+		same_as_fifo(e, n, 1, b == LOG_FULL ? 240 : 40, 4, reason[b]);
+	}
+}
+
+/* The post slots stop where lazy_post1 would: at the end of a pool chunk
+ * (128 slots here) and at the WRs in flight the FIFO holds (64): a slot
+ * more would be a post time in another queue's chunk or a WR the FIFOs
+ * cannot take at a hand-over. */
+static void test_slots_limits(void **state)
+{
+	static struct ev e[512];
+	size_t n = 0;
+	uint64_t t = 100, s;
+
+	(void)state;
+	for (s = 0; s < 270; s++, t += 2) {
+		e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, t, 0 };
+		if ((s + 1) % 4 == 0)
+			e[n++] = (struct ev){ 'c', 0, s, 0, 0, 0, 0, t + 1, 0 };
+	}
+	slot_stores = 0;
+	same_as_fifo(e, n, 1, 280, 4, NULL);
+	assert_true(slot_stores > 2 * 250);
+	n = 0;
+	for (s = 0; s < 70; s++, t += 2)          /* no CQE: 64 in flight at most */
+		e[n++] = (struct ev){ 'p', 0, s, 1, 4, 0, 0, t, 0 };
+	e[n++] = (struct ev){ 'c', 0, 69, 0, 0, 0, 0, t, 0 };
+	same_as_fifo(e, n, 1, 280, 4, "more WRs in flight than the FIFO holds");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deferred_regular),
+		cmocka_unit_test(test_deferred_irregular),
+		cmocka_unit_test(test_period_gap),
+		cmocka_unit_test(test_deferred_then_fifo),
+		cmocka_unit_test(test_slots_limits),
+	};
+	return cmocka_run_group_tests_name("wrtrace deferred rows", tests, NULL, NULL);
+}
