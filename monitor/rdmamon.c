@@ -3,6 +3,7 @@
  *   rdmamon [top] [-i SECONDS] [-c COUNT] [--json]   counts and rates per interval
  *   rdmamon events [--json]                            one line per object add/delete, call
  *   rdmamon lifecycle|conns ...                        QP lifecycle, connections (life_run.c)
+ *   rdmamon wr [BINARY...] [--pid P]                   our tools' WRs, USDT (wr_run.c)
  *   --listen [ADDR:]PORT                               also GET /metrics (metrics.c)
  * Loads rdmamon.bpf.c (skeleton), hooks what the running kernel has, seeds
  * the objects that existed before start from `rdma resource`, then reads the
@@ -34,6 +35,7 @@
 #include "report.h"
 #include "seed.h"
 #include "snapshot.h"
+#include "wr_run.h"
 
 #define CALL_SLOTS 24
 #define MAX_MISSING 64
@@ -71,7 +73,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rdmamon [top] [-i SECONDS] [-c COUNT] [--json] [--cgroup-root DIR]\n"
 		   "       rdmamon events [--json]\n"
 		   "       rdmamon lifecycle|conns [--json] [--pid P] [--cgroup PATH] [--dev D] [--qpn N]\n"
-		   "       either with --listen [ADDR:]PORT: GET /metrics (Prometheus), on 127.0.0.1\n"
+		   "       rdmamon wr [-i SECONDS] [-c COUNT] [--json] [--pid PID] [BINARY...]\n"
+		   "       top or events with --listen [ADDR:]PORT: GET /metrics (Prometheus), on 127.0.0.1\n"
 		   "       unless ADDR says otherwise\n"
 		   "Counts RDMA objects (QP, CQ, PD, MR, SRQ, AH, CM id) per device and cgroup, the\n"
 		   "create/modify/destroy calls and their failures, from ib_core/ib_uverbs hooks.\n");
@@ -100,7 +103,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		if (strcmp(argv[1], "events") == 0)
 			o->events = 1;
 		else if (strcmp(argv[1], "top") != 0)
-			die("unknown view '%s' (top, events, lifecycle or conns)", argv[1]);
+			die("unknown view '%s' (top, events, lifecycle, conns or wr)", argv[1]);
 		argv++;
 		argc--;
 	}
@@ -458,6 +461,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && rm_life_is_view(argv[1]))
 		return rm_life_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "wr") == 0)
+		return rm_wr_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
 	/* the endpoint first: a bad address or busy port stops us before any attach */
 	if (o.listen && !(http = rm_http_start(o.listen, msg, sizeof(msg))))
