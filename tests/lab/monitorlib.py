@@ -203,6 +203,23 @@ def scrape(lab: Lab, url: str, accept: Optional[str] = None, node: int = 1) -> t
     return d.rc, parts[0], parts[1] if len(parts) > 1 else ""
 
 
+def next_scrape(lab: Lab, url: str, after: float = -1.0, timeout: float = 60) -> tuple[float, str]:
+    """The first exposition whose rdmamon_last_update_timestamp_seconds is
+    later than after (any answered one with the default): (that time, text).
+    For the events view, which prints no intervals but renews /metrics."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        rc, head, body = scrape(lab, url)
+        if rc == 0 and head and " 200 " in head.splitlines()[0]:
+            ts = value(samples(body), "rdmamon_last_update_timestamp_seconds")
+            if ts > after:
+                return ts, body
+        last = head
+        time.sleep(0.3)
+    raise AssertionError(f"no renewed /metrics at {url} in {timeout}s (last answer: {last[:200]!r})")
+
+
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
