@@ -38,6 +38,7 @@ enum {
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_HASH = 5,
 	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
 };

@@ -3,6 +3,7 @@
  *   rdmamon [top] [-i SECONDS] [-c COUNT] [--json]   counts and rates per interval
  *   rdmamon events [--json]                            one line per object add/delete, call
  *   rdmamon lifecycle|conns ...                        QP lifecycle, connections (life_run.c)
+ *   rdmamon wr [BINARY...] [--pid P]                   our tools' WRs, USDT (wr_run.c)
  *   --listen [ADDR:]PORT                               also GET /metrics (metrics.c)
  * Loads rdmamon.bpf.c (skeleton), hooks what the running kernel has, seeds
  * the objects that existed before start from `rdma resource`, then reads the
@@ -34,6 +35,7 @@
 #include "report.h"
 #include "seed.h"
 #include "snapshot.h"
+#include "wr_run.h"
 
 #define CALL_SLOTS 24
 #define MAX_MISSING 64
@@ -71,7 +73,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rdmamon [top] [-i SECONDS] [-c COUNT] [--json] [--cgroup-root DIR]\n"
 		   "       rdmamon events [--json]\n"
 		   "       rdmamon lifecycle|conns [--json] [--pid P] [--cgroup PATH] [--dev D] [--qpn N]\n"
-		   "       either with --listen [ADDR:]PORT: GET /metrics (Prometheus), on 127.0.0.1\n"
+		   "       rdmamon wr [-i SECONDS] [-c COUNT] [--json] [--pid PID] [BINARY...]\n"
+		   "       top or events with --listen [ADDR:]PORT: GET /metrics (Prometheus), on 127.0.0.1\n"
 		   "       unless ADDR says otherwise\n"
 		   "Counts RDMA objects (QP, CQ, PD, MR, SRQ, AH, CM id) per device and cgroup, the\n"
 		   "create/modify/destroy calls and their failures, from ib_core/ib_uverbs hooks.\n");
@@ -100,7 +103,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		if (strcmp(argv[1], "events") == 0)
 			o->events = 1;
 		else if (strcmp(argv[1], "top") != 0)
-			die("unknown view '%s' (top, events, lifecycle or conns)", argv[1]);
+			die("unknown view '%s' (top, events, lifecycle, conns or wr)", argv[1]);
 		argv++;
 		argc--;
 	}
@@ -302,6 +305,13 @@ static void seed(struct rdmamon_bpf *skel, struct rm_cgpaths *cg)
 
 /* --- reading the maps ------------------------------------------------------------------ */
 
+/* Room for one per-CPU value of counts and calls (sized once). */
+static struct {
+	int ncpu;
+	struct rm_count_val *counts;
+	__u64 *calls;
+} pc;
+
 static void read_maps(struct rdmamon_bpf *skel, struct rm_snapshot *s, const uint64_t ev[EV_NKINDS])
 {
 	struct rm_obj_key ok, *okp = NULL;
@@ -310,6 +320,15 @@ static void read_maps(struct rdmamon_bpf *skel, struct rm_snapshot *s, const uin
 	__u32 dk, *dkp = NULL;
 	int fd;
 
+	if (!pc.ncpu) {
+		pc.ncpu = libbpf_num_possible_cpus();
+		if (pc.ncpu <= 0)
+			die("cannot count the possible CPUs: %s", strerror(-pc.ncpu));
+		pc.counts = calloc((size_t)pc.ncpu, sizeof(*pc.counts));
+		pc.calls = calloc((size_t)pc.ncpu, sizeof(*pc.calls));
+		if (!pc.counts || !pc.calls)
+			die("no memory");
+	}
 	memset(s, 0, sizeof(*s));
 	s->mono_ns = now_ns(CLOCK_MONOTONIC);
 	s->real_ns = now_ns(CLOCK_REALTIME);
@@ -321,20 +340,31 @@ static void read_maps(struct rdmamon_bpf *skel, struct rm_snapshot *s, const uin
 			die("no memory");
 		okp = &ok;
 	}
+	/* per-CPU maps (rdmamon.bpf.c): one value per possible CPU, summed */
 	fd = bpf_map__fd(skel->maps.counts);
 	while (bpf_map_get_next_key(fd, ckp, &ck) == 0) {
-		struct rm_count_val v;
+		struct rm_count_val v = { 0 };
 
-		if (bpf_map_lookup_elem(fd, &ck, &v) == 0 && rm_snap_add_count(s, &ck, &v))
-			die("no memory");
+		if (bpf_map_lookup_elem(fd, &ck, pc.counts) == 0) {
+			for (int c = 0; c < pc.ncpu; c++) {
+				v.creates += pc.counts[c].creates;
+				v.destroys += pc.counts[c].destroys;
+			}
+			if (rm_snap_add_count(s, &ck, &v))
+				die("no memory");
+		}
 		ckp = &ck;
 	}
 	fd = bpf_map__fd(skel->maps.calls);
 	while (bpf_map_get_next_key(fd, pkp, &pk) == 0) {
-		__u64 v;
+		__u64 v = 0;
 
-		if (bpf_map_lookup_elem(fd, &pk, &v) == 0 && rm_snap_add_call(s, &pk, v))
-			die("no memory");
+		if (bpf_map_lookup_elem(fd, &pk, pc.calls) == 0) {
+			for (int c = 0; c < pc.ncpu; c++)
+				v += pc.calls[c];
+			if (rm_snap_add_call(s, &pk, v))
+				die("no memory");
+		}
 		pkp = &pk;
 	}
 	fd = bpf_map__fd(skel->maps.devnames);
@@ -458,6 +488,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && rm_life_is_view(argv[1]))
 		return rm_life_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "wr") == 0)
+		return rm_wr_main(argc - 1, argv + 1);
 	parse(argc, argv, &o);
 	/* the endpoint first: a bad address or busy port stops us before any attach */
 	if (o.listen && !(http = rm_http_start(o.listen, msg, sizeof(msg))))
@@ -475,6 +507,10 @@ int main(int argc, char **argv)
 		die("cannot open the BPF object: %s", strerror(errno));
 	plan_hooks(skel, btf, &h);
 	rm_life_skip(skel->obj);
+	/* the ring buffer carries the events view only: the top view counts */
+	skel->rodata->emit_events = (__u8)o.events;
+	if (!o.events)
+		bpf_map__set_max_entries(skel->maps.events, (unsigned)sysconf(_SC_PAGESIZE));
 	rm_btf_close(btf);
 	err = rdmamon_bpf__load(skel);
 	if (err)
@@ -547,6 +583,8 @@ int main(int argc, char **argv)
 		bpf_link__destroy(h.links[i]);
 	rdmamon_bpf__destroy(skel);
 	rm_cgpaths_free(cg);
+	free(pc.counts);
+	free(pc.calls);
 	if (!o.json || !o.events)
 		fprintf(stderr, "rdmamon: detached\n");
 	return 0;

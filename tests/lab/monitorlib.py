@@ -73,22 +73,23 @@ def compile_c(lab: Lab, workdir: Path, name: str, source: str) -> Path:
 
 
 class Monitor:
-    """rdmamon -i 1 --json [args] on node 1, its lines read from a shared file;
-    stop() sends SIGINT (the final summary) and waits."""
+    """rdmamon [view] -i 1 --json [args] on node (1 by default), its lines read
+    from a shared file; stop() sends SIGINT (the final summary) and waits."""
 
-    def __init__(self, lab: Lab, workdir: Path, args: Sequence[str] = (), tag: str = "rdmamon") -> None:
+    def __init__(self, lab: Lab, workdir: Path, args: Sequence[str] = (), tag: str = "rdmamon",
+                 view: str = "", node: int = 1) -> None:
         share = lab.share()
         self.out = share / f"{tag}.jsonl"
         self.err = share / f"{tag}.err"
         self.stop_file = share / f"{tag}.stop"
         for f in (self.out, self.err, self.stop_file):
             f.unlink(missing_ok=True)
-        argv = " ".join([str(RDMAMON), "-i", "1", "--json", *args])
+        argv = " ".join([str(RDMAMON), *([view] if view else []), "-i", "1", "--json", *args])
         script = (f'{argv} > {self.out} 2> {self.err} & p=$!; '
                   f'while [ ! -e {self.stop_file} ] && kill -0 $p 2>/dev/null; do sleep 0.3; done; '
                   f'kill -INT $p; wait $p')
         self.log = open(workdir / f"{tag}.exec", "wb")
-        self.proc = lab.start(1, ["sh", "-c", script], 600, self.log, subprocess.STDOUT)
+        self.proc = lab.start(node, ["sh", "-c", script], 600, self.log, subprocess.STDOUT)
 
     def lines(self) -> list[dict[str, Any]]:
         if not self.out.exists():
@@ -150,6 +151,23 @@ class Holder:
             self.log.close()
 
 
+def qpns(text: str) -> list[int]:
+    """The QPNs one of our tools printed as its local addresses."""
+    return [int(x, 16) for x in re.findall(r"local address:.*QPN (0x[0-9a-fA-F]+)", text)]
+
+
+def cq_mod(text: str) -> int:
+    """The CQ moderation one of our BW tools printed."""
+    m = re.search(r"CQ Moderation\s*:\s*(\d+)", text)
+    assert m, "the tool prints no CQ Moderation line"
+    return int(m.group(1))
+
+
+def signaled(iters: int, mod: int) -> int:
+    """Signaled WRs of a run of iters: every mod-th and the last."""
+    return iters // mod + (1 if iters % mod else 0)
+
+
 def make_cgroups(lab: Lab, names: Sequence[str]) -> None:
     """cgroup2 directories under the root with the rdma controller enabled
     for them (rdmamon mounted cgroup2 at start when it was missing)."""
@@ -183,6 +201,23 @@ def scrape(lab: Lab, url: str, accept: Optional[str] = None, node: int = 1) -> t
     d = lab.exec(node, ["curl", "-sS", "--max-time", "10", "-i", *hdr, url], timeout=60)
     parts = re.split(r"\r?\n\r?\n", d.out, maxsplit=1)
     return d.rc, parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def next_scrape(lab: Lab, url: str, after: float = -1.0, timeout: float = 60) -> tuple[float, str]:
+    """The first exposition whose rdmamon_last_update_timestamp_seconds is
+    later than after (any answered one with the default): (that time, text).
+    For the events view, which prints no intervals but renews /metrics."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        rc, head, body = scrape(lab, url)
+        if rc == 0 and head and " 200 " in head.splitlines()[0]:
+            ts = value(samples(body), "rdmamon_last_update_timestamp_seconds")
+            if ts > after:
+                return ts, body
+        last = head
+        time.sleep(0.3)
+    raise AssertionError(f"no renewed /metrics at {url} in {timeout}s (last answer: {last[:200]!r})")
 
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')

@@ -3,7 +3,8 @@
 ours (BURST_C) runs on node 1 in a cgroup of its own for a few seconds:
 each round allocates a PD, registers an MR, creates a CQ and 8 RC QPs
 (each moved to INIT), then destroys them all, counting every call that
-succeeded. rdmamon (--listen, scraped with curl on the node) must then
+succeeded. `rdmamon events --listen` (scraped with curl on the node; the
+events view, as only it streams events through the ring buffer) must then
 show, for that cgroup, creates and destroys per type equal to the loop's
 counts exactly and create_qp / modify_qp / destroy_qp calls equal to the
 loop's; and for the events through the ring buffer, the events read plus
@@ -18,8 +19,8 @@ import pytest
 
 from benchlib import caps
 from benchlib.labctl import Lab
-from monitorlib import (MONITOR_START, RDMAMON, Monitor, compile_c, make_cgroups, remove_cgroups, samples,
-                        scrape, value)
+from monitorlib import (MONITOR_START, RDMAMON, Monitor, compile_c, make_cgroups, next_scrape, remove_cgroups,
+                        samples, value)
 
 pytestmark = pytest.mark.nodes(2)
 CG = "ptlab-burst"
@@ -96,23 +97,19 @@ def test_burst(lab: Lab, dev: str, workdir: Path, note) -> None:
     need(caps.bpf(lab))
     exe = compile_c(lab, workdir, "rdmamon-burst", BURST_C)
     url = f"http://127.0.0.1:{PORT}/metrics"
-    mon = Monitor(lab, workdir, args=["--listen", str(PORT)], tag="rdmamon-burst")
+    mon = Monitor(lab, workdir, args=["--listen", str(PORT)], tag="rdmamon-burst", view="events")
     try:
-        mon.next_line(timeout=MONITOR_START)
+        t, _ = next_scrape(lab, url, timeout=MONITOR_START)
         make_cgroups(lab, [CG])
-        mon.next_line()                 # a reading with nothing running
-        rc, _, before_text = scrape(lab, url)
-        assert rc == 0, f"scrape failed ({rc})"
+        t, before_text = next_scrape(lab, url, t)     # a reading with nothing running
         before = samples(before_text)
         d = lab.exec(1, ["sh", "-c", f"echo $$ > /sys/fs/cgroup/{CG}/cgroup.procs && exec {exe} {dev} {SECONDS}"],
                      timeout=120)
         assert d.rc == 0, f"the burst loop failed\n{d.evidence()}"
         loop = json.loads(d.out.strip().splitlines()[-1])
         # two intervals after the loop's end: every event of it is read or counted lost
-        mon.next_line()
-        mon.next_line()
-        rc, _, after_text = scrape(lab, url)
-        assert rc == 0, f"scrape failed ({rc})"
+        t, _ = next_scrape(lab, url, t)
+        t, after_text = next_scrape(lab, url, t)
         after = samples(after_text)
         cg = f"/{CG}"
         got = {w: {t: value(after, f"rdmamon_{w}s_total", cgroup=cg, type=t) for t in loop[w]}

@@ -17,7 +17,6 @@ guest (no uprobes, tracefs not mountable)."""
 
 import json
 import os
-import re
 import subprocess
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any, Optional
 import pytest
 
 from benchlib.labctl import TOP, Lab
+from monitorlib import cq_mod, qpns, signaled
 
 BUILD = Path(os.environ.get("PT_BUILD") or TOP / "build")
 pytestmark = pytest.mark.nodes(2)
@@ -76,22 +76,6 @@ def keyed(m: dict[str, Any], name: str, tag: str) -> dict[str, int]:
         if parts[0] == tag:
             got[",".join(parts[1:])] = int(v)
     return got
-
-
-def qpns(text: str) -> list[int]:
-    """The QPNs a tool printed as its local addresses."""
-    return [int(x, 16) for x in re.findall(r"local address:.*QPN (0x[0-9a-fA-F]+)", text)]
-
-
-def cq_mod(text: str) -> int:
-    m = re.search(r"CQ Moderation\s*:\s*(\d+)", text)
-    assert m, "the tool prints no CQ Moderation line"
-    return int(m.group(1))
-
-
-def signaled(iters: int, mod: int) -> int:
-    """Signaled WRs of a run of iters: every mod-th and the last."""
-    return iters // mod + (1 if iters % mod else 0)
 
 
 class Tracer:
