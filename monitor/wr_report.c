@@ -135,7 +135,8 @@ json_t *rm_wr_report_json(const struct rm_wr_snap *now, const struct rm_wr_snap 
 
 	if (!r || !procs)
 		return NULL;
-	qsort(mut->qps, mut->nqps, sizeof(*mut->qps), by_pid_qpn);
+	if (mut->nqps)      /* an empty snapshot may have no array at all */
+		qsort(mut->qps, mut->nqps, sizeof(*mut->qps), by_pid_qpn);
 	for (size_t i = 0; i < now->nqps; i++) {
 		const struct rm_wr_qp *q = &now->qps[i], *was = find_qp(prev, &q->k);
 		json_t *o = json_pack("{s:I, s:I}", "qpn", (json_int_t)q->k.qpn, "qp_index",
