@@ -60,6 +60,16 @@ def expect_row():
     eq("0.686447 < 0.9" in (note or ""), True, note)
 
 
+@case
+def row_ok_or_calibration():
+    """row_ok, or 6.06's zero row after its failed calibration; zeros alone fail"""
+    eq(results.row_ok_or_calibration(BW, False), True)
+    eq(results.row_ok(CALIB, False), False)
+    eq(results.row_ok_or_calibration(CALIB, False), True)
+    eq(results.row_ok_or_calibration(CALIB.replace("0.53 < 0.9", "0.95"), False), False)
+    eq(results.row_ok_or_calibration("Correlation coefficient r^2: 0.5 < 0.9\n", False), False)
+
+
 CSV = ("# wrtrace 1\nrun,qp,seq,wr_id,opcode,bytes,signaled\n"
        "# run=0 tool=ib_send_bw cq_mod=16 msg_size=64\n"
        "0,0,0,0x0,SEND,64,0\n0,0,1,0x1,SEND,64,1\n"
