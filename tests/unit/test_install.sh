@@ -83,8 +83,8 @@ fi
 
 # The example plugin, alone in a directory, with the .pc file's flags only;
 # -H lists the headers it read: perftest_plugin.h must be the installed one.
-mkdir "$tmp/work" && cp "$src/plugin/examples/count_plugin.c" "$tmp/work/"
-if (cd "$tmp/work" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC $cflags -H \
+mkdir "$tmp/plugbuild" && cp "$src/plugin/examples/count_plugin.c" "$tmp/plugbuild/"
+if (cd "$tmp/plugbuild" && $CC -std=c99 -pedantic -Wall -Wextra -Werror -shared -fPIC $cflags -H \
 	-o count_plugin.so count_plugin.c) 2>"$tmp/err" &&
 	grep -qE "^\.+ $root$PT_includedir/+perftest_plugin\.h\$" "$tmp/err"; then
 	ok "count_plugin.c builds against the installed perftest_plugin.h"
@@ -93,5 +93,5 @@ else
 	{ echo "cflags: $cflags"; grep -v '^\.' "$tmp/err"; grep -E '^\.+ .*perftest_plugin\.h$' "$tmp/err" | sed 's/^\.* /read: /'; } | diag
 fi
 check "the plugin built from the installed header exports perftest_plugin_ops" \
-	sh -c "nm -D --defined-only '$tmp/work/count_plugin.so' | grep -E ' T perftest_plugin_ops\$'"
+	sh -c "nm -D --defined-only '$tmp/plugbuild/count_plugin.so' | grep -E ' T perftest_plugin_ops\$'"
 exit 0
