@@ -82,9 +82,9 @@ def test_hugepages(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tuple
     for node in (1, 2):
         sh(lab, node, f"echo {HUGE_PAGES} > /proc/sys/vm/nr_hugepages")
     a = [*base(dev, gid), "--use_hugepages", *args.split()]
-    # ours is watched (and waits 2 s after the run so the watch sees it)
-    s = [binary(srv, tool), *a] + (["--wait_destroy", "2"] if srv == "ours" else [])
-    c = [binary(cli, tool), *a] + (["--wait_destroy", "2"] if cli == "ours" else [])
+    # ours is watched (and waits 4 s after the run: under load a watch round takes seconds)
+    s = [binary(srv, tool), *a] + (["--wait_destroy", "4"] if srv == "ours" else [])
+    c = [binary(cli, tool), *a] + (["--wait_destroy", "4"] if cli == "ours" else [])
     s, c = (watched("anon_hugepage", s), c) if srv == "ours" else (s, watched("anon_hugepage", c))
     p = pair(name.replace("/", "-"), s, c)
     ev = p.evidence(25)
