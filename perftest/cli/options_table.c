@@ -230,7 +230,7 @@ static const struct pt_optdef optdefs[] = {
 	/* 6.06 only (accepted, unused); 6.2x dropped it */
 	HW(0, "inline_recv", true, 0, "upstream 6.06 accepted and ignored it; 6.2x removed it"),
 
-	/* Plain verbs, every device: not implemented yet. */
+	/* Issue 18: the options added in the layer folders (memory, pacing, placement, addressing). */
 	OPT(DUALPORT, 'O', "dualport", false, PT_OPTG_BW, NULL,
 	    "Run on two ports of the device (refused on a one-port device)"),
 	OPT(REPORT_PER_PORT, 0, "report-per-port", false, PT_OPTG_BW, NULL,
