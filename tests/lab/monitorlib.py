@@ -94,7 +94,10 @@ class Monitor:
     def lines(self) -> list[dict[str, Any]]:
         if not self.out.exists():
             return []
-        return [json.loads(l) for l in self.out.read_text().splitlines() if l.strip()]
+        text = self.out.read_text()
+        # a last line without its newline is still being written
+        done = text[:text.rfind("\n") + 1]
+        return [json.loads(l) for l in done.splitlines() if l.strip()]
 
     def next_line(self, timeout: float = 30) -> dict[str, Any]:
         """The first interval written after this call."""

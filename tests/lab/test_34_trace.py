@@ -105,10 +105,11 @@ def test_bad_plugin(lab: Lab, ours, dev: str, note) -> None:
 
 @pytest.mark.name("trace-overhead")
 def test_trace_overhead(lab: Lab, note) -> None:
-    """What --trace costs on the lab link: six plain and six traced runs of
-    RC 64 B in ABBA order; the ratio of the medians is a figure for the log."""
+    """What --trace costs on the lab link: four plain and four traced runs of
+    RC 64 B in ABBA order; the ratio of the medians is a figure for the log
+    (the lab link is too noisy for more rounds to sharpen it)."""
     env = dict(lab.env, PT_BUILD=str(BUILD))
-    p = subprocess.run([str(TOP / "bench" / "trace-overhead"), "6", "2000"], capture_output=True,
+    p = subprocess.run([str(TOP / "bench" / "trace-overhead"), "4", "2000"], capture_output=True,
                        text=True, env=env, timeout=800)
     assert p.returncode == 0, f"bench/trace-overhead failed ({p.returncode})\n{p.stdout}{p.stderr}"
     lines = p.stdout.splitlines()
