@@ -500,7 +500,7 @@ static __attribute__((noinline)) void complete_any(struct wrt *w,
 void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 {
 	/* lazy implies in_run; errors are counted as complete_any does */
-	if (wrt_lazy_fast_cqe(w, ev)) {
+	if (wrt_lazy_own_cqe(w, ev) || wrt_lazy_fast_cqe(w, ev)) {
 		w->meta.errors += ev->status != 0;
 		return;
 	}

@@ -217,6 +217,32 @@ static inline void wrt_log_cqe(struct wrt *w, const struct pt_plugin_completion 
 	c->status = (uint16_t)(ev->status > 255 ? 255 : ev->status);
 }
 
+/* A latency loop's CQE, the shortest case of wrt_lazy_fast_cqe below: the
+ * queue's oldest outstanding WR, no slots lent or to lend on the queue. */
+static inline bool wrt_lazy_own_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
+{
+	const bool recv = ev->flags & PT_PLUGIN_COMP_RECV;
+	const uint32_t qi = recv ? w->nqp + ev->qp : ev->qp;
+	const struct dseg *g;
+	struct dq *q;
+	uint64_t seq;
+
+	if (__builtin_expect(!w->lazy || ev->qp >= w->nqp || w->nlog == w->log_cap, 0))
+		return false;
+	q = &w->dq[qi];
+	if (q->lent || q->base_ok || q->retired == q->posted || q->cur == WRT_NO_SEG)
+		return false;
+	g = &w->segs[q->cur];
+	seq = recv ? (ev->seq != PT_PLUGIN_SEQ_UNKNOWN ? ev->seq : q->done) : ev->seq;
+	if (q->cur_k >= (q->cur == q->last ? q->pos - g->start : g->n) || seq != g->seq0 + q->cur_k)
+		return false;
+	if (recv)
+		q->done = seq + 1;
+	wrt_log_cqe(w, ev, qi, ++q->retired, true);
+	q->cur_k++;
+	return true;
+}
+
 /* The deferred path's common CQEs, without a call: a send CQE whose WR
  * lies in the segment the queue's cursor is in (it retires the WRs before
  * it: lazy_send_cqe's first case; a latency loop's own CQE, a BW loop's
