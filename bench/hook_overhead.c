@@ -27,7 +27,10 @@
  *                 the cost of dispatching post events to a plugin without
  *                 post_one
  *   run_bw.c      not a copy: pt_run_bw_send itself over a loop view of
- *                 fake verbs (loop.h), hooks off and hooks + recorder
+ *                 fake verbs (loop.h), hooks off and hooks + recorder; under
+ *                 callgrind also its instructions per WR (the BW peak
+ *                 tracker apart) and those of run_lat.c's loops
+ *                 (hook_overhead_lat.c)
  *   probes        the USDT probes (plugin/hooks/probes.h) beside the hooks,
  *                 compiled in, nothing attached, vs the same loop without
  *                 them ("hooks off"); then, when valgrind is installed, the
