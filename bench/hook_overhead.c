@@ -27,7 +27,10 @@
  *                 the cost of dispatching post events to a plugin without
  *                 post_one
  *   run_bw.c      not a copy: pt_run_bw_send itself over a loop view of
- *                 fake verbs (loop.h), hooks off and hooks + recorder
+ *                 fake verbs (loop.h), hooks off and hooks + recorder; under
+ *                 callgrind also its instructions per WR (the BW peak
+ *                 tracker apart) and those of run_lat.c's loops
+ *                 (hook_overhead_lat.c)
  *   probes        the USDT probes (plugin/hooks/probes.h) beside the hooks,
  *                 compiled in, nothing attached, vs the same loop without
  *                 them ("hooks off"); then, when valgrind is installed, the
@@ -51,10 +54,13 @@
 #include "plugin/hooks/probes.h"
 #include "plugin/recorder/wrtrace.h"
 #include "perftest/engine/engine.h"
+#include "hook_overhead.h"
 
 #define TX_DEPTH 128u
 #define CQ_MOD 16u
 #define BATCH 16
+#define LAT_ITERS_DIV 40
+#define BW_ITERS_DIV 10   /* the counts cancel fixed costs: 1/10 of the WRs is as exact */
 
 /* The mock device: a send queue whose signaled WRs complete at once. */
 struct mock_wc {
@@ -169,40 +175,6 @@ static __attribute__((noinline)) double probes_in_loop(struct mock_ctx *c, uint6
 static __attribute__((noinline)) double probes_out_loop(struct mock_ctx *c, uint64_t iters)
 {
 	return loop(c, iters, true, false, true, false);
-}
-
-/* Instructions of fn (inclusive), counted by callgrind running this
- * program with args (--probe-loops N, --real-loop off|on N); -1 when
- * valgrind cannot be run (said on stderr). */
-static double callgrind_ir_of(const char *self, const char *fn, const char *args)
-{
-	char out[] = "/tmp/hook-overhead.callgrind.XXXXXX", cmd[8192], line[512];
-	long long ir = -1;
-	FILE *f;
-	int fd = mkstemp(out);
-
-	if (fd < 0 || strchr(self, '\'')) {
-		fprintf(stderr, "hook-overhead: no instruction counts (temporary file or program path)\n");
-		return -1;
-	}
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "valgrind --tool=callgrind --callgrind-out-file=%s --collect-atstart=no "
-		 "--toggle-collect=%s '%s' %s >/dev/null 2>&1", out, fn, self, args);
-	if (system(cmd) != 0) {
-		fprintf(stderr, "hook-overhead: no instruction counts: `%s` failed\n", cmd);
-		unlink(out);
-		return -1;
-	}
-	f = fopen(out, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "totals: %lld", &ir) == 1 || sscanf(line, "summary: %lld", &ir) == 1)
-			break;
-	if (f)
-		fclose(f);
-	unlink(out);
-	if (ir <= 0)
-		fprintf(stderr, "hook-overhead: no instruction total in callgrind's output for %s\n", fn);
-	return ir > 0 ? (double)ir : -1;
 }
 
 /* Instructions of one call of fn over iters WRs (--probe-loops), per WR. */
@@ -350,11 +322,15 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
 /* Instructions per WR of run_bw.c's own loop (pt_run_bw_send, inclusive:
  * the hooks and the recorder's calls in the loop, not its run start or
  * end), hooks off and with the recorder: two run lengths, so what a run
- * costs once cancels (issue 21's "--trace adds <= 20 per WR"). */
+ * costs once cancels (issue 21's "--trace adds <= 20 per WR"). The BW peak
+ * tracker (perftest/report/bw_peak.c) is counted apart: its work follows
+ * the clock's values, which differ from run to run (+-3 per WR), and
+ * left in it would blur the recorder's few instructions. */
 static void real_loop_ir_rows(const char *self, uint64_t iters)
 {
 	static const unsigned cq_mods[] = { CQ_MOD, 100 };
-	double ir[2][2];
+	static const char peak_fns[] = "bw_peak.c:pt_bw_peak_";
+	double ir[2][2], peak[2][2];
 	char args[64];
 
 	for (unsigned c = 0; c < 2; c++) {
@@ -362,14 +338,17 @@ static void real_loop_ir_rows(const char *self, uint64_t iters)
 			for (int k = 0; k < 2; k++) {
 				snprintf(args, sizeof(args), "--real-loop %s %llu %u", on ? "on" : "off",
 					 (unsigned long long)(iters << k), cq_mods[c]);
-				ir[on][k] = callgrind_ir_of(self, "pt_run_bw_send", args);
+				ir[on][k] = callgrind_ir_less(self, "pt_run_bw_send", args, peak_fns,
+							      &peak[on][k]);
 				if (ir[on][k] < 0)
 					return;
 			}
 		printf("  run_bw.c's own loop, cq_mod %3u, hooks off %8.2f instr/WR  hooks + recorder "
-		       "%.2f instr/WR: added %+.2f instr/WR\n", cq_mods[c],
-		       (ir[0][1] - ir[0][0]) / (double)iters, (ir[1][1] - ir[1][0]) / (double)iters,
-		       (ir[1][1] - ir[1][0] - ir[0][1] + ir[0][0]) / (double)iters);
+		       "%.2f instr/WR: added %+.2f instr/WR (BW peak tracker apart: %.1f instr/WR)\n",
+		       cq_mods[c], (ir[0][1] - ir[0][0]) / (double)iters,
+		       (ir[1][1] - ir[1][0]) / (double)iters,
+		       (ir[1][1] - ir[1][0] - ir[0][1] + ir[0][0]) / (double)iters,
+		       (peak[0][1] - peak[0][0]) / (double)iters);
 	}
 }
 
@@ -474,6 +453,8 @@ int main(int argc, char **argv)
 		pt_hooks_unload_all();
 		return 0;
 	}
+	if (argc == 5 && !strcmp(argv[1], "--lat-loop"))
+		return lat_loop_main(argv[2], argv[3], argv[4]);   /* callgrind's run (lat_loop_ir_rows) */
 	if (argc == 3 && !strcmp(argv[1], "--probe-loops")) {
 		/* callgrind's run (probe_rows): each loop once, counted by name */
 		iters = strtoull(argv[2], NULL, 10);
@@ -553,8 +534,11 @@ int main(int argc, char **argv)
 	row("run_bw.c's own loop (fake verbs), hooks off", median(real_off, reps), -1);
 	row("run_bw.c's own loop, hooks + recorder", median(real_on, reps), median(real_off, reps));
 	probe_rows(argv[0], median(probed, reps), median(unprobed, reps), iters);
-	if (PT_PROBES || !system("command -v valgrind >/dev/null 2>&1"))
-		real_loop_ir_rows(argv[0], iters);
+	if (PT_PROBES || !system("command -v valgrind >/dev/null 2>&1")) {
+		real_loop_ir_rows(argv[0], iters / BW_ITERS_DIV > 1000 ? iters / BW_ITERS_DIV : 1000);
+		/* a latency iteration costs a few BW WRs: fewer of them, the same time */
+		lat_loop_ir_rows(argv[0], iters / LAT_ITERS_DIV > 100 ? iters / LAT_ITERS_DIV : 100);
+	}
 	clock_rows();
 	/* the goal covers every run the recorder defers: all of our tools'
 	 * loops; the FIFO fallback is printed above, not judged */

@@ -234,9 +234,14 @@ static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop 
 		     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
 }
 
-/* Post on every QP as far as its window allows. */
-static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
-		       uint64_t *posted_total, struct pt_pacer *pace)
+/* Post on every QP as far as its window allows; hooks: the hooks are on
+ * (post_window below builds it twice, so neither loop tests them per WR). */
+static inline __attribute__((always_inline)) int post_window_as(const struct pt_loop *l,
+								struct pt_bw_meas *m,
+								uint64_t iters,
+								uint64_t *posted_total,
+								struct pt_pacer *pace,
+								const bool hooks)
 {
 	unsigned pl = l->opt.post_list;
 	/* WRs below it take pt_hook_post_one: one per post, not the last (it
@@ -245,6 +250,8 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 
 	for (int i = 0; i < l->res->num_qps; i++) {
 		struct pt_qp *q = &l->res->qps[i];
+		/* hooks on: this QP's post slots, fixed for the run */
+		struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
 
 		while ((!iters || q->posted < iters) &&
 		       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
@@ -253,18 +260,19 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 			/* the SW rate limiter; off, a NULL test that always goes one way */
 			if (__builtin_expect(pace != NULL, 0) && !pt_pacer_allow(pace, pl, pt_now_ns()))
 				return 0;
-			if (m->peak) {
+			/* one clock read for the peak and the hooks */
+			if (m->peak || hooks) {
 				t = pt_now_ns();
-				if (pt_bw_peak_post(m->peak, t))
+				if (m->peak && pt_bw_peak_post(m->peak, t))
 					return peak_nomem();
 			}
 			if (pt_post_send(l, i, pl, iters))
 				return -1;
 			PT_PROBE_POST(i, q->qp->qp_num, first, pl, pt_wrid(i, first), t ? t : pt_now_ns());
 			/* a plain WR, the bulk of the run, takes the cheaper hook */
-			if (__builtin_expect(pt_hooks_on, 0)) {
+			if (hooks) {
 				if (first < one_until)
-					pt_hook_post_one((uint32_t)i, first, pt_wrid(i, first), t);
+					pt_hook_post_one_in(slots, (uint32_t)i, first, pt_wrid(i, first), t);
 				else
 					hook_post_list(l, i, first, iters, t);
 			}
@@ -272,6 +280,14 @@ static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t i
 		}
 	}
 	return 0;
+}
+
+static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
+		       uint64_t *posted_total, struct pt_pacer *pace)
+{
+	if (__builtin_expect(pt_hooks_on, 0))
+		return post_window_as(l, m, iters, posted_total, pace, true);
+	return post_window_as(l, m, iters, posted_total, pace, false);
 }
 
 /* A failed completion: said on stderr (which QP and WR, the cause), -1. */

@@ -35,6 +35,7 @@ struct lat_run {
 	uint64_t t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
 	struct ibv_cq *armed;       /* -e: the CQ armed for an event */
+	uint32_t hook_op;           /* the hooks' name of the tool's verb (once per run) */
 };
 
 static void lat_start(struct lat_run *r, uint64_t now)
@@ -60,6 +61,7 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();
 	r->stall_ns = l->opt.stall_ns;
+	r->hook_op = pt_plugin_op_of_wr(l->opt.opcode);
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
@@ -225,8 +227,9 @@ static int lat_end(struct lat_run *r)
 	return 0;
 }
 
-/* Post one send-queue WR (the tool's verb) and wait for its completion. */
-static int post_one(struct lat_run *r, uint64_t i, const char *side)
+/* Post one send-queue WR (the tool's verb) at time now (the iteration's
+ * stamp: the hook reads no clock of its own) and wait for its completion. */
+static int post_one(struct lat_run *r, uint64_t i, uint64_t now, const char *side)
 {
 	struct ibv_wc wc;
 	uint64_t hw_ns;
@@ -236,8 +239,8 @@ static int post_one(struct lat_run *r, uint64_t i, const char *side)
 	r->l->res->qps[0].posted = 0;
 	if (pt_post_send(r->l, 0, 1, 1))
 		return -1;
-	pt_hook_post(0, i, 1, pt_plugin_op_of_wr(r->l->opt.opcode), 0, 1, (uint32_t)r->l->run->size, 1,
-		     PT_PLUGIN_POST_LAST_SIGNALED, PT_HOOK_NOW);
+	pt_hook_post(0, i, 1, r->hook_op, 0, 1, (uint32_t)r->l->run->size, 1,
+		     PT_PLUGIN_POST_LAST_SIGNALED, now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
 	rc = wait_cq(r, false, side, &wc, &hw_ns);
@@ -274,7 +277,7 @@ int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
 	struct lat_run r;
-	uint64_t i;
+	uint64_t i, now;
 	int rc;
 
 	if (lat_init(&r, l, m))
@@ -284,8 +287,9 @@ int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 			return rc < 0 ? -1 : lat_end(&r);
 		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		lat_stamp(&r, i, pt_now_ns());
-		if ((rc = post_one(&r, i, side)) <= 0)
+		now = pt_now_ns();
+		lat_stamp(&r, i, now);
+		if ((rc = post_one(&r, i, now, side)) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
 	}
 	/* the client's last ping comes back once more */
@@ -316,7 +320,7 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	const char *side = client ? "client" : "server";
 	uint8_t *payload_last = l->res->qps[0].send_buf + l->run->size - 1;
 	struct lat_run r;
-	uint64_t i;
+	uint64_t i, now;
 	int rc;
 
 	if (lat_init(&r, l, m))
@@ -328,8 +332,9 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 		*payload_last = (uint8_t)(i + 1);
 		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		lat_stamp(&r, i, pt_now_ns());
-		if ((rc = post_one(&r, i, side)) <= 0)
+		now = pt_now_ns();
+		lat_stamp(&r, i, now);
+		if ((rc = post_one(&r, i, now, side)) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
 	}
 	/* the server's last write is answered once more */
@@ -341,7 +346,7 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
 {
 	struct lat_run r;
-	uint64_t i;
+	uint64_t i, now;
 	int rc;
 
 	if (lat_init(&r, l, m))
@@ -349,8 +354,9 @@ int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
 	for (i = 0; more(&r, i); i++) {
 		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		lat_stamp(&r, i, pt_now_ns());
-		if ((rc = post_one(&r, i, "client")) <= 0)
+		now = pt_now_ns();
+		lat_stamp(&r, i, now);
+		if ((rc = post_one(&r, i, now, "client")) <= 0)
 			return rc < 0 ? -1 : lat_end(&r);
 	}
 	return lat_end(&r);

@@ -95,20 +95,28 @@ void pt_hooks_set_qps(uint32_t n);
  * pt_hooks_set_qps) and wr_id - seq the same on a QP for the whole run. The
  * common case is two compares and a store into the slots a recorder lent;
  * the call only when they run out. */
+static inline void pt_hook_post_one(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns);
+
+/* The same for a loop that holds QP qp's slots (s = &pt_hooks_post_slots[qp],
+ * taken while the hooks are on, good for the run) and the time (t_ns, not
+ * PT_HOOK_NOW), and tested pt_hooks_on itself: the store alone, nothing to
+ * reload or test but the slots' bound and sequence. */
+static inline void pt_hook_post_one_in(struct pt_plugin_post_slots *s, uint32_t qp, uint64_t seq,
+				       uint64_t wr_id, uint64_t t_ns)
+{
+	if (__builtin_expect(s->pos < s->lim && seq == s->next_seq, 1)) {
+		*s->pos++ = t_ns;
+		s->next_seq = seq + 1;
+		return;
+	}
+	s->wr_id_base = wr_id - seq;
+	pt_hooks_post_one_fn(pt_hooks_post_one_state, qp, seq, wr_id, t_ns);
+}
+
 static inline void pt_hook_post_one(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
 {
-	if (__builtin_expect(pt_hooks_on, 0)) {
-		struct pt_plugin_post_slots *s = &pt_hooks_post_slots[qp];
-
-		if (__builtin_expect(s->pos < s->lim && seq == s->next_seq, 1)) {
-			*s->pos++ = t_ns ? t_ns : pt_now_ns();
-			s->next_seq = seq + 1;
-			return;
-		}
-		s->wr_id_base = wr_id - seq;
-		pt_hooks_post_one_fn(pt_hooks_post_one_state, qp, seq, wr_id,
-				     t_ns ? t_ns : pt_now_ns());
-	}
+	if (__builtin_expect(pt_hooks_on, 0))
+		pt_hook_post_one_in(&pt_hooks_post_slots[qp], qp, seq, wr_id, t_ns ? t_ns : pt_now_ns());
 }
 
 /* One CQE (see struct pt_plugin_completion); flags PT_PLUGIN_COMP_*. */

@@ -302,7 +302,8 @@ static inline bool lazy_post1(struct wrt *w, struct dq *q, uint64_t seq, uint64_
 	return true;
 }
 
-void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
+/* Any post (out of line: the fast path of wrt_post needs no stack frame). */
+static __attribute__((noinline)) void post_general(struct wrt *w, const struct pt_plugin_post *ev)
 {
 	if (w->lazy && ev->qp < w->nqp) {   /* lazy: only inside a run */
 		const bool recv = ev->opcode == PT_PLUGIN_OP_RECV;
@@ -329,6 +330,30 @@ void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 		       ev->flags & PT_PLUGIN_POST_LAST_SIGNALED))
 		return;
 	post_any(w, ev);
+}
+
+/* The deferral's one-WR post on a queue without lent slots (a latency
+ * loop's send and every receive): post_general's first test, alone. */
+static inline bool lazy_post_fast(struct wrt *w, const struct pt_plugin_post *ev)
+{
+	const bool recv = ev->opcode == PT_PLUGIN_OP_RECV;
+	struct dq *q;
+
+	if (__builtin_expect(!w->lazy || ev->qp >= w->nqp || ev->count != 1, 0))
+		return false;
+	q = &w->dq[recv ? w->nqp + ev->qp : ev->qp];
+	/* LAST_SIGNALED on signal period 1 changes nothing (as post_general) */
+	if (q->lent ||
+	    !(!ev->flags || (ev->flags == PT_PLUGIN_POST_LAST_SIGNALED && ev->signal_period == 1)) ||
+	    ev->bytes != q->bytes || ev->opcode != q->op || (!recv && ev->signal_period != q->period))
+		return false;
+	return lazy_post1(w, q, ev->first_seq, ev->first_wr_id, ev->t_ns);
+}
+
+void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
+{
+	if (!lazy_post_fast(w, ev))
+		post_general(w, ev);
 }
 
 /* post_one as the post event it stands for (out of line: the fast paths
@@ -443,7 +468,10 @@ static void complete_recv(struct wrt *w, uint32_t qp, const struct pt_plugin_com
 	}
 }
 
-void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
+/* Any CQE: the deferral's general rules or the FIFOs (out of line: the
+ * fast path of wrt_complete needs no stack frame). */
+static __attribute__((noinline)) void complete_any(struct wrt *w,
+						   const struct pt_plugin_completion *ev)
 {
 	if (!w->in_run || ev->qp >= w->nqp) {
 		w->meta.unmatched++;
@@ -467,6 +495,16 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 		complete_recv(w, ev->qp, ev);
 	else
 		complete_send(w, ev->qp, ev);
+}
+
+void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
+{
+	/* lazy implies in_run; errors are counted as complete_any does */
+	if (wrt_lazy_own_cqe(w, ev) || wrt_lazy_fast_cqe(w, ev)) {
+		w->meta.errors += ev->status != 0;
+		return;
+	}
+	complete_any(w, ev);
 }
 
 void wrt_bind_post_slots(struct wrt *w, struct pt_plugin_post_slots *slots, uint32_t n)

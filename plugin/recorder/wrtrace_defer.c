@@ -365,21 +365,6 @@ bool wrt_lazy_post(struct wrt *w, const struct pt_plugin_post *ev)
 	return true;
 }
 
-static void log_cqe(struct wrt *w, const struct pt_plugin_completion *ev, uint32_t qi, uint64_t end,
-		    bool own)
-{
-	struct lazy_cqe *c = &w->log[w->nlog++];
-
-	c->end = end;
-	c->own = own;
-	c->t_poll = ev->t_poll_ns;
-	c->hw = !!(ev->flags & PT_PLUGIN_COMP_HW_TS);
-	c->hw_ns = ev->hw_ns;
-	c->q = qi;
-	c->bytes = ev->bytes;
-	c->status = (uint16_t)(ev->status > 255 ? 255 : ev->status);
-}
-
 /* A send CQE: complete_send's rules, one log entry for what it retires. */
 static bool lazy_send_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 {
@@ -394,7 +379,7 @@ static bool lazy_send_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 
 		if (c.k < len && upto >= seq && upto - seq < len - c.k) {
 			i = q->retired + (upto - seq) + 1;
-			log_cqe(w, ev, ev->qp, i, true);
+			wrt_log_cqe(w, ev, ev->qp, i, true);
 			q->retired = i;
 			q->cur_k = c.k + (upto - seq) + 1;
 			return true;
@@ -425,7 +410,7 @@ static bool lazy_send_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 		i++;
 		c.k++;
 	}
-	log_cqe(w, ev, ev->qp, i, own);
+	wrt_log_cqe(w, ev, ev->qp, i, own);
 	q->retired = i;
 	q->cur = c.s;
 	q->cur_k = c.k;
@@ -451,7 +436,7 @@ static bool lazy_recv_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 		return cannot(w, "a receive posted before the run");
 	w->meta.unmatched += i - q->retired;   /* the queue moved past them */
 	q->done = seq + 1;
-	log_cqe(w, ev, qi, i + 1, true);
+	wrt_log_cqe(w, ev, qi, i + 1, true);
 	q->retired = i + 1;
 	q->cur = c.s;
 	q->cur_k = c.k + 1;

@@ -201,6 +201,91 @@ static inline void wrt_slots_take(struct wrt *w, uint32_t qp)
 	q->lent = false;
 }
 
+/* Log a CQE that retired the queue's WRs up to end (own: one of its own). */
+static inline void wrt_log_cqe(struct wrt *w, const struct pt_plugin_completion *ev, uint32_t qi,
+			       uint64_t end, bool own)
+{
+	struct lazy_cqe *c = &w->log[w->nlog++];
+
+	c->end = end;
+	c->own = own;
+	c->t_poll = ev->t_poll_ns;
+	c->hw = !!(ev->flags & PT_PLUGIN_COMP_HW_TS);
+	c->hw_ns = ev->hw_ns;
+	c->q = qi;
+	c->bytes = ev->bytes;
+	c->status = (uint16_t)(ev->status > 255 ? 255 : ev->status);
+}
+
+/* A latency loop's CQE, the shortest case of wrt_lazy_fast_cqe below: the
+ * queue's oldest outstanding WR, no slots lent or to lend on the queue. */
+static inline bool wrt_lazy_own_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
+{
+	const bool recv = ev->flags & PT_PLUGIN_COMP_RECV;
+	const uint32_t qi = recv ? w->nqp + ev->qp : ev->qp;
+	const struct dseg *g;
+	struct dq *q;
+	uint64_t seq;
+
+	if (__builtin_expect(!w->lazy || ev->qp >= w->nqp || w->nlog == w->log_cap, 0))
+		return false;
+	q = &w->dq[qi];
+	if (q->lent || q->base_ok || q->retired == q->posted || q->cur == WRT_NO_SEG)
+		return false;
+	g = &w->segs[q->cur];
+	seq = recv ? (ev->seq != PT_PLUGIN_SEQ_UNKNOWN ? ev->seq : q->done) : ev->seq;
+	if (q->cur_k >= (q->cur == q->last ? q->pos - g->start : g->n) || seq != g->seq0 + q->cur_k)
+		return false;
+	if (recv)
+		q->done = seq + 1;
+	wrt_log_cqe(w, ev, qi, ++q->retired, true);
+	q->cur_k++;
+	return true;
+}
+
+/* The deferred path's common CQEs, without a call: a send CQE whose WR
+ * lies in the segment the queue's cursor is in (it retires the WRs before
+ * it: lazy_send_cqe's first case; a latency loop's own CQE, a BW loop's
+ * every cq_mod-th), or a receive CQE of the queue's oldest outstanding WR
+ * (lazy_recv_cqe's case with nothing skipped). One log entry, as those
+ * write. Slots the tool holds on the queue are counted first and lent
+ * again after (wrt_complete's order), so the
+ * caller needs no other step. false: not that case, nothing logged (the
+ * slots may have been counted: the general path counts them anyway). */
+void wrt_slots_lend(struct wrt *w, uint32_t qp);
+static inline bool wrt_lazy_fast_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
+{
+	const bool recv = ev->flags & PT_PLUGIN_COMP_RECV;
+	const uint32_t qi = recv ? w->nqp + ev->qp : ev->qp;
+	struct dq *q;
+	const struct dseg *g;
+	uint64_t seq, len, ahead;
+
+	if (__builtin_expect(!w->lazy || ev->qp >= w->nqp || w->nlog == w->log_cap, 0))
+		return false;
+	q = &w->dq[qi];
+	if (!recv)
+		wrt_slots_take(w, ev->qp);
+	if (q->retired == q->posted || q->cur == WRT_NO_SEG)
+		return false;
+	g = &w->segs[q->cur];
+	len = q->cur == q->last ? q->pos - g->start : g->n;
+	seq = recv ? (ev->seq != PT_PLUGIN_SEQ_UNKNOWN ? ev->seq : q->done) : ev->seq;
+	if (q->cur_k >= len || seq < g->seq0 + q->cur_k)
+		return false;
+	ahead = seq - (g->seq0 + q->cur_k);   /* WRs it retires before its own */
+	if (ahead >= len - q->cur_k || (recv && ahead))
+		return false;
+	if (recv)
+		q->done = seq + 1;
+	q->retired += ahead + 1;
+	q->cur_k += ahead + 1;
+	wrt_log_cqe(w, ev, qi, q->retired, true);
+	if (!recv && q->base_ok)
+		wrt_slots_lend(w, ev->qp);   /* WRs retired: room for more slots */
+	return true;
+}
+
 /* Deferred rows (wrtrace_defer.c). start: at run start, unless the
  * config says nodefer or memory is short; rows: build the rows so far and
  * hand over to the FIFOs (at run end or at the first event that does not
@@ -215,6 +300,5 @@ bool wrt_lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev);
 /* Lend send queue qp (taken back) what lazy_post1 would take next; nothing
  * when its WRs are not the plain kind in order or no post_one set the
  * tool's wr_id_base. */
-void wrt_slots_lend(struct wrt *w, uint32_t qp);
 
 #endif

@@ -245,6 +245,35 @@ static void test_deferred_irregular(void **state)
 	assert_true(slot_stores > 2 * 250);   /* most plain WRs, across chunks */
 }
 
+/* A latency loop's run, as run_lat.c makes it (the recorder's CQE fast
+ * paths): send_lat's ping-pong on cq_mod 1, one wr_id (step 1 declared),
+ * LAST_SIGNALED, each send's own CQE (one failed, one with a NIC time), the
+ * pong's receive CQE of unknown and of known sequence and its repost;
+ * then CQEs the fast paths must leave to the general rules: an old CQE
+ * again, one of a WR never posted, a receive CQE that skips one. */
+static void test_latency_pingpong(void **state)
+{
+	static struct ev e[1024];
+	size_t n = 0;
+	uint64_t t = 100, s;
+
+	(void)state;
+	for (s = 0; s < 4; s++)
+		e[n++] = (struct ev){ 'r', 0, s, 1, 0, 0, 0, t++, 0 };
+	for (s = 0; s < 150; s++) {
+		e[n++] = (struct ev){ 'P', 0, s, 1, 1, LAST, 1, t++, 0 };
+		e[n++] = (struct ev){ 'c', 0, s, 0, 0, s == 40 ? HW : 0, s == 70 ? 5 : 0, t++,
+				      s == 40 ? 7000 : 0 };
+		e[n++] = (struct ev){ 'R', 0, s % 3 ? PT_PLUGIN_SEQ_UNKNOWN : s, 0, 0, 0, 0, t++, 0 };
+		e[n++] = (struct ev){ 'r', 0, s + 4, 1, 0, 0, 0, t++, 0 };
+	}
+	e[n++] = (struct ev){ 'c', 0, 149, 0, 0, 0, 0, t++, 0 };          /* its CQE again */
+	e[n++] = (struct ev){ 'c', 0, 400, 0, 0, 0, 0, t++, 0 };          /* never posted */
+	e[n++] = (struct ev){ 'R', 0, 151, 0, 0, 0, 0, t++, 0 };          /* 150 passed over */
+	assert_true(n <= sizeof(e) / sizeof(e[0]));
+	same_as_fifo(e, n, 1, 400, 1, NULL);
+}
+
 /* Posts without a signal period in between posts with one: the WRs after
  * them are signaled by their own sequence ((seq + 1) % period == 0), not
  * by a countdown that stood still meanwhile; on both paths. */
@@ -355,6 +384,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deferred_regular),
 		cmocka_unit_test(test_deferred_irregular),
+		cmocka_unit_test(test_latency_pingpong),
 		cmocka_unit_test(test_period_gap),
 		cmocka_unit_test(test_deferred_then_fifo),
 		cmocka_unit_test(test_slots_limits),

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/hook-overhead's parts: main and the BW rows (hook_overhead.c), the
+ * latency loops' rows (hook_overhead_lat.c), the callgrind runner both use
+ * (hook_overhead_cg.c). */
+#ifndef PT_BENCH_HOOK_OVERHEAD_H
+#define PT_BENCH_HOOK_OVERHEAD_H
+#include <stdint.h>
+
+/* Instructions of fn (inclusive), counted by callgrind running this
+ * program (self) with args; -1 when valgrind cannot be run (said). */
+double callgrind_ir_of(const char *self, const char *fn, const char *args);
+/* The same less the inclusive instructions of the functions whose
+ * callgrind_annotate name holds minus (*apart gets them, may be NULL). */
+double callgrind_ir_less(const char *self, const char *fn, const char *args, const char *minus,
+			 double *apart);
+
+/* --lat-loop KIND off|on N: one run of run_lat.c's loop KIND (send, write,
+ * read, atomic) over fake verbs, N iterations, hooks off or with the
+ * recorder; the exit status of the program. */
+int lat_loop_main(const char *kind, const char *mode, const char *iters);
+/* The latency loops' rows: instructions per WR, hooks off and with the
+ * recorder, by callgrind at iters and 2 x iters iterations. */
+void lat_loop_ir_rows(const char *self, uint64_t iters);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/hook-overhead's instruction counts: callgrind runs this program
+ * again with arguments that run one loop, counted by function name. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "hook_overhead.h"
+
+/* The inclusive instructions in callgrind file `out` of the functions
+ * whose callgrind_annotate name holds `minus` (one line per function: the
+ * one naming its object); -1 when callgrind_annotate cannot be run. */
+static double annotate_ir(const char *out, const char *minus)
+{
+	char cmd[512], line[1024];
+	double sum = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes --auto=no --threshold=100 '%s' "
+		 "2>/dev/null", out);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char digits[64];
+		size_t k = 0;
+
+		if (!strstr(line, minus) || !strstr(line, " ["))
+			continue;
+		for (const char *c = line; *c == ' ' || *c == ',' || (*c >= '0' && *c <= '9'); c++)
+			if (*c >= '0' && *c <= '9' && k + 1 < sizeof(digits))
+				digits[k++] = *c;
+		digits[k] = 0;
+		sum += k ? strtod(digits, NULL) : 0;
+	}
+	return pclose(p) == 0 ? sum : -1;
+}
+
+/* Instructions of fn (inclusive), counted by callgrind running this
+ * program with args (--probe-loops N, --real-loop off|on N, --lat-loop ...),
+ * less those of the functions named by minus (NULL: none; *apart gets
+ * them); -1 when valgrind cannot be run (said on stderr). */
+double callgrind_ir_less(const char *self, const char *fn, const char *args,
+			 const char *minus, double *apart)
+{
+	char out[] = "/tmp/hook-overhead.callgrind.XXXXXX", cmd[8192], line[512];
+	long long ir = -1;
+	double less = 0;
+	FILE *f;
+	int fd = mkstemp(out);
+
+	if (fd < 0 || strchr(self, '\'')) {
+		fprintf(stderr, "hook-overhead: no instruction counts (temporary file or program path)\n");
+		return -1;
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "valgrind --tool=callgrind --callgrind-out-file=%s --collect-atstart=no "
+		 "--toggle-collect=%s '%s' %s >/dev/null 2>&1", out, fn, self, args);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "hook-overhead: no instruction counts: `%s` failed\n", cmd);
+		unlink(out);
+		return -1;
+	}
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "totals: %lld", &ir) == 1 || sscanf(line, "summary: %lld", &ir) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (minus && ir > 0 && (less = annotate_ir(out, minus)) < 0) {
+		fprintf(stderr, "hook-overhead: callgrind_annotate failed on %s\n", out);
+		ir = -1;
+	}
+	unlink(out);
+	if (ir <= 0)
+		fprintf(stderr, "hook-overhead: no instruction total in callgrind's output for %s\n", fn);
+	if (apart)
+		*apart = less;
+	return ir > 0 ? (double)ir - less : -1;
+}
+
+double callgrind_ir_of(const char *self, const char *fn, const char *args)
+{
+	return callgrind_ir_less(self, fn, args, NULL, NULL);
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/hook-overhead's latency rows: run_lat.c's own loops (pt_run_lat_send,
+ * pt_run_lat_write, pt_run_lat_read; atomic_lat is read's loop with an
+ * atomic verb) over fake verbs, the client side, counted by callgrind at two
+ * run lengths, hooks off and with the built-in recorder: what --trace adds
+ * per WR in the latency tools' loops (issue 21, "<= 20 per WR").
+ *
+ * The fake device answers at once, as the peer would: a signaled send WR
+ * completes on the send CQ; send_lat's ping also brings the pong into the
+ * oldest posted receive; write_lat's write brings the peer's count back into
+ * the last byte of our region. Run info, depths and signal period are the
+ * latency tools' (perftest/cli/tools.c, options_check.c: tx_depth 1, cq_mod
+ * 1, rx_depth 512 for SEND, 1 otherwise), and the receives are posted after
+ * run start, as perftest/tools/lat.c does. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/clock.h"
+#include "util/tsc.h"
+#include "plugin/hooks/hooks.h"
+#include "plugin/recorder/wrtrace.h"
+#include "perftest/engine/engine.h"
+#include "hook_overhead.h"
+
+#define RING 1024u                  /* > rx_depth: every queue of the fake fits */
+#define LAT_SIZE 64u
+
+enum lat_kind { LAT_SEND, LAT_WRITE, LAT_READ, LAT_ATOMIC, LAT_KINDS };
+
+static const struct {
+	const char *name;           /* --lat-loop KIND */
+	const char *fn;             /* the loop callgrind counts */
+	enum ibv_wr_opcode op;
+	enum ibv_wc_opcode wc_op;
+	unsigned wrs;               /* WRs per iteration on the client: send_lat's pong too */
+} kinds[LAT_KINDS] = {
+	[LAT_SEND] = { "send", "pt_run_lat_send", IBV_WR_SEND, IBV_WC_SEND, 2 },
+	[LAT_WRITE] = { "write", "pt_run_lat_write", IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, 1 },
+	[LAT_READ] = { "read", "pt_run_lat_read", IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, 1 },
+	[LAT_ATOMIC] = { "atomic", "pt_run_lat_read", IBV_WR_ATOMIC_FETCH_AND_ADD,
+			 IBV_WC_FETCH_ADD, 1 },
+};
+
+/* A queue of wr_ids. */
+struct ring {
+	uint64_t id[RING];
+	uint64_t head, tail;
+};
+
+struct lat_nic {
+	struct ibv_context ctx;     /* first: the verbs objects point here */
+	struct ibv_cq send_cq, recv_cq;
+	struct ibv_qp qp;
+	struct ibv_mr mr;
+	enum lat_kind kind;
+	struct ring sent, rq, received;   /* send CQEs, posted receives, receive CQEs */
+	struct pt_qp q;
+	struct pt_res res;
+	struct pt_run run;
+	uint8_t buf[2 * 4096];
+};
+
+static void push(struct ring *r, uint64_t id)
+{
+	r->id[r->tail++ % RING] = id;
+}
+
+static bool pop(struct ring *r, uint64_t *id)
+{
+	if (r->head == r->tail)
+		return false;
+	*id = r->id[r->head++ % RING];
+	return true;
+}
+
+static int nic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct lat_nic *n = (struct lat_nic *)qp->context;
+	uint64_t id;
+
+	for (; wr; wr = wr->next) {
+		if (wr->send_flags & IBV_SEND_SIGNALED)
+			push(&n->sent, wr->wr_id);
+		/* the peer's answer */
+		if (n->kind == LAT_SEND) {
+			if (!pop(&n->rq, &id)) {
+				*bad = wr;
+				return ENOMEM;   /* no receive for the pong: the loop is wrong */
+			}
+			push(&n->received, id);
+		} else if (n->kind == LAT_WRITE) {
+			n->q.recv_buf[LAT_SIZE - 1] = (uint8_t)(n->q.send_buf[LAT_SIZE - 1] + 1);
+		}
+	}
+	return 0;
+}
+
+static int nic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct lat_nic *n = (struct lat_nic *)qp->context;
+
+	for (; wr; wr = wr->next) {
+		if (n->rq.tail - n->rq.head == RING) {
+			*bad = wr;
+			return ENOMEM;
+		}
+		push(&n->rq, wr->wr_id);
+	}
+	return 0;
+}
+
+static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
+{
+	struct lat_nic *n = (struct lat_nic *)cq->context;
+	const bool recv = cq == &n->recv_cq;
+	int k = 0;
+
+	for (; k < num && pop(recv ? &n->received : &n->sent, &wc[k].wr_id); k++) {
+		uint64_t id = wc[k].wr_id;
+
+		wc[k] = (struct ibv_wc){ .wr_id = id, .status = IBV_WC_SUCCESS,
+					 .opcode = recv ? IBV_WC_RECV : kinds[n->kind].wc_op,
+					 .byte_len = LAT_SIZE, .qp_num = 1 };
+	}
+	return k;
+}
+
+static void nic_init(struct lat_nic *n, struct pt_loop *l, enum lat_kind kind, uint64_t iters)
+{
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	n->ctx.ops.post_send = nic_post_send;
+	n->ctx.ops.post_recv = nic_post_recv;
+	n->ctx.ops.poll_cq = nic_poll_cq;
+	n->send_cq.context = n->recv_cq.context = n->qp.context = &n->ctx;
+	n->qp.qp_num = 1;
+	n->q = (struct pt_qp){ .qp = &n->qp, .send_buf = n->buf, .recv_buf = n->buf + 4096,
+			       .remote_addr = 0x10000, .remote_rkey = 1 };
+	n->q.recv_buf[LAT_SIZE - 1] = 1;   /* write_lat: the peer (the server) writes first */
+	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->send_cq,
+				  .recv_cq = &n->recv_cq, .num_qps = 1, .qps = &n->q };
+	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = LAT_SIZE,
+				  .max_size = LAT_SIZE, .tx_depth = 1,
+				  .rx_depth = kind == LAT_SEND ? 512 : 1, .cq_mod = 1 };
+	*l = (struct pt_loop){
+		.res = &n->res, .run = &n->run,
+		.opt = { .iters = iters, .post_list = 1, .stall_ns = UINT64_MAX, .is_client = true,
+			 .lat = true, .opcode = kinds[kind].op },
+	};
+}
+
+/* One client run of the loop: run start (traced), the receives, the loop,
+ * run end; exits 1 when the loop fails or falls short. */
+static void lat_run(enum lat_kind kind, uint64_t iters, bool traced_run)
+{
+	static struct lat_nic nic;
+	const bool recvs = kind == LAT_SEND;
+	uint32_t qpn = 1;
+	struct pt_plugin_run_info info = {
+		.struct_size = sizeof(info), .run = 0, .tool = "hook-overhead", .device = "fake0",
+		.role = PT_PLUGIN_ROLE_CLIENT,
+		.directions = PT_PLUGIN_DIR_SEND | (recvs ? PT_PLUGIN_DIR_RECV : 0), .num_qps = 1,
+		.qp_nums = &qpn, .msg_size = LAT_SIZE, .iterations = iters, .tx_depth = 1,
+		.rx_depth = recvs ? 512 : 1, .cq_mod = 1, .post_list = 1,
+		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
+		.sw_clock = pt_clock_sw_name(), .send_opcode = pt_plugin_op_of_wr(kinds[kind].op),
+	};
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end), .run = 0 };
+	struct pt_lat_meas m;
+	struct pt_loop l;
+	char err[512];
+	int rc;
+
+	nic_init(&nic, &l, kind, iters);
+	if (traced_run && pt_hooks_run_start(&info, err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		exit(1);
+	}
+	if (recvs && pt_post_recv(&l, 0, iters < 512 ? iters : 512))
+		exit(1);
+	rc = kind == LAT_SEND ? pt_run_lat_send(&l, &m) :
+	     kind == LAT_WRITE ? pt_run_lat_write(&l, &m) : pt_run_lat_read(&l, &m);
+	if (traced_run && pt_hooks_run_end(&end, err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		exit(1);
+	}
+	if (rc || m.n != iters) {
+		fprintf(stderr, "hook-overhead: the %s latency loop failed (%llu of %llu iterations)\n",
+			kinds[kind].name, (unsigned long long)m.n, (unsigned long long)iters);
+		exit(1);
+	}
+	pt_lat_meas_free(&m);
+}
+
+int lat_loop_main(const char *kind, const char *mode, const char *iters_s)
+{
+	const bool on = !strcmp(mode, "on");
+	uint64_t iters = strtoull(iters_s, NULL, 10);
+	char err[512];
+	int k = 0;
+
+	while (k < LAT_KINDS && strcmp(kinds[k].name, kind))
+		k++;
+	if (k == LAT_KINDS || iters < 100 || (!on && strcmp(mode, "off"))) {
+		fprintf(stderr, "usage: hook-overhead --lat-loop send|write|read|atomic off|on N>=100\n");
+		return 2;
+	}
+	if (pt_clock_init())
+		return 2;
+	if (on && pt_trace_load_builtin(wrt_plugin_get_ops(), "/dev/null:quiet", err, sizeof(err))) {
+		fprintf(stderr, "hook-overhead: %s\n", err);
+		return 1;
+	}
+	lat_run((enum lat_kind)k, iters, on);
+	pt_hooks_unload_all();
+	return 0;
+}
+
+void lat_loop_ir_rows(const char *self, uint64_t iters)
+{
+	for (int k = 0; k < LAT_KINDS; k++) {
+		double ir[2][2], per_it[2];
+		char args[96];
+
+		for (int on = 0; on < 2; on++) {
+			for (int len = 0; len < 2; len++) {
+				snprintf(args, sizeof(args), "--lat-loop %s %s %llu", kinds[k].name,
+					 on ? "on" : "off", (unsigned long long)(iters << len));
+				ir[on][len] = callgrind_ir_of(self, kinds[k].fn, args);
+				if (ir[on][len] < 0)
+					return;
+			}
+			per_it[on] = (ir[on][1] - ir[on][0]) / (double)iters;
+		}
+		printf("  run_lat.c's %-6s loop, %u WR/iteration, hooks off %7.2f instr/WR  hooks + "
+		       "recorder %.2f instr/WR: added %+.2f instr/WR\n", kinds[k].name, kinds[k].wrs,
+		       per_it[0] / kinds[k].wrs, per_it[1] / kinds[k].wrs,
+		       (per_it[1] - per_it[0]) / kinds[k].wrs);
+	}
+}
