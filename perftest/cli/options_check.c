@@ -48,11 +48,6 @@ static int check_connection(struct pt_params *p, FILE *err)
 	}
 	if (p->dev.tos >= 0 && !p->conn.rdma_cm_oob)
 		return perr(err, " TOS only valid for rdma_cm based QP and RawEth QP\n");
-	/* the rdma_cm channel resolves its own addresses */
-	if (p->conn.rdma_cm_oob && p->oob.ipv6_addr)
-		return perr(err, " --ipv6-addr with -z/-R is not implemented yet (the TCP channel only)\n");
-	if (p->conn.rdma_cm_oob && p->oob.source_ip[0])
-		return perr(err, " --bind_source_ip with -z/-R is not implemented yet (the TCP channel only)\n");
 	if (p->oob.ipv6_addr && p->oob.source_ip[0] && !strchr(p->oob.source_ip, ':'))
 		return perr(err, " --bind_source_ip %s is IPv4, but --ipv6-addr asks for IPv6\n",
 			    p->oob.source_ip);

@@ -44,12 +44,12 @@ int pt_session_start(struct pt_ctx *c)
 	if (p->oob.fake_version[0])
 		pt_oob_set_version(o, p->oob.fake_version);
 	if (p->oob.is_client) {
-		if (cm ? pt_cm_oob_connect(o, p->oob.servername, p->oob.port, o->connect_timeout_ms,
-					   p->dev.tos, o->err, sizeof(o->err))
+		if (cm ? pt_cm_oob_connect(o, p->oob.servername, p->oob.port, family,
+					   o->connect_timeout_ms, p->dev.tos, o->err, sizeof(o->err))
 		       : pt_oob_connect(o, p->oob.servername, p->oob.port, family))
 			return oob_fail(c, "Couldn't connect to the server");
 	} else {
-		if (cm ? pt_cm_oob_listen(o, p->oob.port, o->err, sizeof(o->err))
+		if (cm ? pt_cm_oob_listen(o, p->oob.port, family, o->err, sizeof(o->err))
 		       : pt_oob_listen(o, NULL, p->oob.port, family))
 			return oob_fail(c, "Couldn't listen");
 		if (full_output(c))

@@ -13,7 +13,11 @@ Per cell: both sides exit 0; the client's row has the size and count with
 figures > 0 (BW average or message rate; t_min) unless the client is 6.06
 (its CPU-MHz clock prints 0.00 in a loaded VM); our send_* server's row
 too; and each of our ends' header says "Data ex. method : rdma_cm" (and
-"rdma_cm QPs : ON" for -R)."""
+"rdma_cm QPs : ON" for -R).
+
+bind-source: --bind_source_ip with -z and -R between ours (the client's cm
+ids resolve from node 2's own address); an address node 2 does not have
+(192.0.2.9) is refused at rdma_resolve_addr, before any connection."""
 
 import re
 from typing import Optional
@@ -120,3 +124,32 @@ def test_raw_key_mismatch(cm: None, pair, ours, dev: str, gid: int, note) -> Non
                   r"56 bytes up to perftest 6\.28 and 64 from 6\.29", p.server.text)
     assert m, f"the server does not name both layouts\n{ev}"
     note(f"mismatch: {m.group(0)[:120]}")
+
+
+@pytest.mark.name("bind-source/{id}")
+@pytest.mark.parametrize("mode", ["-z", "-R"], ids=["-z", "-R"])
+def test_bind_source(cm: None, lab: Lab, pair, ours, dev: str, gid: int, note,
+                     mode: str) -> None:
+    """The client's cm ids resolve from its own address (node 2's)."""
+    o = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-F", mode, "-n", "50"]
+    p = pair(f"bind{mode}", o, [*o, "--bind_source_ip", lab.addr(2)])
+    ev = p.evidence()
+    assert p.server.rc == 0 and p.client.rc == 0, f"exit {p.server.rc}/{p.client.rc}\n{ev}"
+    assert rows_ok(p.client.text, 65536, 50, "bw"), f"client rows\n{ev}"
+    note(f"{mode} --bind_source_ip {lab.addr(2)}: {results.rows(p.client.text)[-1]}")
+
+
+@pytest.mark.name("bind-source-refused/{id}")
+@pytest.mark.parametrize("mode", ["-z", "-R"], ids=["-z", "-R"])
+def test_bind_source_refused(cm: None, lab: Lab, ours, dev: str, gid: int, note,
+                             mode: str) -> None:
+    """192.0.2.9 (TEST-NET-1) is no address of node 2: refused at
+    rdma_resolve_addr, before any connection (no server needed)."""
+    d = lab.exec(2, [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-F", mode, "-n", "50",
+                     "-p", "18777", "--bind_source_ip", "192.0.2.9", lab.addr(1)], timeout=60)
+    out = d.out + d.err
+    assert d.rc == 1, f"exit {d.rc}, want 1\n{out}"
+    want = "--bind_source_ip 192.0.2.9: Cannot assign requested address (not an address of this host)"
+    assert want in out, f"no '{want}'\n{out}"
+    assert "#bytes" not in out, f"traffic ran\n{out}"
+    note(f"{mode}: refused before connecting: {want}")
