@@ -185,8 +185,6 @@ static int check_depths(struct pt_params *p, FILE *err)
 	/* its writes would be counted by the receiving server (docs/option-parity.md) */
 	if (t->warm_up && t->with_imm)
 		return perr(err, " --perform_warm_up with --write_with_imm is not implemented yet\n");
-	if (t->use_srq && p->conn.rdma_cm_qps)
-		return perr(err, " --use-srq with -R is not implemented yet\n");
 	if (mem_check(p, err))
 		return 1;
 	if (t->post_list > t->tx_depth)

@@ -89,7 +89,9 @@ static int post_one(struct pt_ctx *c, int i, bool recv)
 	if (recv) {
 		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-		return ibv_post_recv(q->qp, &wr, &bad);
+		/* --use-srq: the QP has no receive queue of its own */
+		return c->res.srq ? ibv_post_srq_recv(c->res.srq, &wr, &bad)
+				  : ibv_post_recv(q->qp, &wr, &bad);
 	}
 	struct ibv_send_wr wr = {
 		.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
@@ -158,7 +160,13 @@ static int server_ud_peers(struct pt_ctx *c, struct pt_cm_qps *m, uint64_t deadl
 				q = &c->res.qps[i];
 		if (!q || !(wc.wc_flags & IBV_WC_WITH_IMM))
 			return pt_cm_why(why, len, EPROTO, "unexpected UD message (QP 0x%x)", wc.qp_num);
-		q->ah = ibv_create_ah_from_wc(c->res.pd, &wc, (struct ibv_grh *)q->recv_buf,
+		/* with an SRQ any QP may have taken the buffer posted for
+		 * another: the GRH is in the buffer of the WR's own index */
+		if (wc.wr_id >= (uint64_t)c->res.num_qps)
+			return pt_cm_why(why, len, EPROTO, "unexpected UD receive (wr_id %llu)",
+					 (unsigned long long)wc.wr_id);
+		q->ah = ibv_create_ah_from_wc(c->res.pd, &wc,
+					      (struct ibv_grh *)c->res.qps[wc.wr_id].recv_buf,
 					      m->q[i - 1].id->port_num);
 		if (!q->ah)
 			return pt_cm_why(why, len, errno, "AH from the client's message: %s", strerror(errno));

@@ -15,6 +15,8 @@ figures > 0 (BW average or message rate; t_min) unless the client is 6.06
 too; and each of our ends' header says "Data ex. method : rdma_cm" (and
 "rdma_cm QPs : ON" for -R).
 
+R-*-srq: --use-srq with -R (rdma_create_qp on the SRQ; UD's address
+message received through it) against 6.06, RC in both roles.
 bind-source: --bind_source_ip with -z and -R between ours (the client's cm
 ids resolve from node 2's own address); an address node 2 does not have
 (192.0.2.9) is refused at rdma_resolve_addr, before any connection."""
@@ -36,6 +38,8 @@ CELLS = [
     ("send_bw", "R-ud", "-R -c UD -n 100", "ud", 100, UPP),
     ("send_bw", "R-rc-q2", "-R -q 2 -n 50", 65536, 100, [("ours", "up")]),
     ("send_bw", "R-ud-bidir", "-R -c UD -b -n 50", "ud", 50, UPP),
+    ("send_bw", "R-rc-srq", "-R --use-srq -n 100", 65536, 100, UPP),
+    ("send_bw", "R-ud-bidir-srq", "-R -c UD -b --use-srq -n 50", "ud", 50, [("ours", "up")]),
     ("send_lat", "R-ud", "-R -c UD -n 50", 2, 50, UPP),
     ("write_bw", "R-rc", "-R -n 100", 65536, 100, [("up", "ours")]),
     ("read_bw", "R-rc", "-R -n 100", 65536, 100, [("ours", "up")]),

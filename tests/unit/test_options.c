@@ -411,7 +411,8 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_write_bw, "--use-srq", "option --use-srq is not available in ib_write_bw");
 	bad(&pt_tool_read_lat, "--use-srq", "not available");
 	bad(&pt_tool_send_bw, "--use-srq -q 4 -r 2", "must be at least the number of QPs");
-	bad(&pt_tool_send_bw, "--use-srq -R", "--use-srq with -R");
+	r = ok(&pt_tool_send_bw, "--use-srq -R");   /* rdma_create_qp with the SRQ */
+	assert_true(r->p.traffic.use_srq && r->p.conn.rdma_cm_qps);
 	/* --recv_post_list: SEND tools, at most -r */
 	r = ok(&pt_tool_send_bw, "");
 	assert_int_equal(r->p.traffic.recv_post_list, 1);
