@@ -182,9 +182,6 @@ static int check_depths(struct pt_params *p, FILE *err)
 	if (t->use_srq && t->rx_depth < p->conn.num_qps)
 		return perr(err, " --use-srq: the SRQ depth (-r %d) must be at least the number of"
 			    " QPs (%d)\n", t->rx_depth, p->conn.num_qps);
-	/* its writes would be counted by the receiving server (docs/option-parity.md) */
-	if (t->warm_up && t->with_imm)
-		return perr(err, " --perform_warm_up with --write_with_imm is not implemented yet\n");
 	if (mem_check(p, err))
 		return 1;
 	if (t->post_list > t->tx_depth)

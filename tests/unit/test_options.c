@@ -463,7 +463,8 @@ static void test_tool_specific_options(void **state)
 	assert_true(r->p.traffic.warm_up);
 	bad(&pt_tool_send_bw, "--perform_warm_up", "option --perform_warm_up is not available in ib_send_bw");
 	bad(&pt_tool_write_lat, "--perform_warm_up", "not available");
-	bad(&pt_tool_write_bw, "--perform_warm_up --write_with_imm", "not implemented yet");
+	r = ok(&pt_tool_write_bw, "--perform_warm_up --write_with_imm");   /* the receiver counts its writes */
+	assert_true(r->p.traffic.warm_up && r->p.traffic.with_imm);
 	/* --cqe_poll / --disable_dynamic_polling: BW tools, 1..65535 */
 	r = ok(&pt_tool_send_bw, "");
 	assert_int_equal(r->p.traffic.cqe_poll, 0);
