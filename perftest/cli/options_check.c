@@ -15,8 +15,10 @@ static const char *conn_name(enum pt_conn_type t)
 /* -g: UD, one QP, no -b, no -R, a GID (docs/upstream-behaviour.md §4.1). */
 static int check_mcast(struct pt_params *p, FILE *err)
 {
-	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client))
-		return perr(err, " --connectionless is for a multicast receiver: -g and no server name\n");
+	/* --reversed makes the server the multicast sender */
+	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client || p->pace.reversed))
+		return perr(err, " --connectionless is for a multicast receiver: -g, no server name"
+			    " and no --reversed\n");
 	if (!p->mcast.enabled) {
 		if (p->mcast.mgid_given)
 			return perr(err, " -M (--MGID) needs -g (--mcg)\n");
@@ -256,8 +258,6 @@ static int check_pace(struct pt_params *p, const struct pt_parse_state *st, FILE
 		return perr(err, " --typical_pkt_size is for the HW rate limiter, not SW\n");
 	if (r->limit_type == PT_RATE_LIMIT_SW && !r->burst_size)
 		r->burst_size = p->traffic.tx_depth;
-	if (r->reversed && p->mcast.enabled)
-		return perr(err, " --reversed with -g (multicast) is not implemented yet\n");
 	return 0;
 }
 

@@ -171,8 +171,9 @@ static void my_key(struct pt_ctx *c, int i)
 static void print_key(struct pt_ctx *c, const struct pt_key *k, bool remote)
 {
 	enum pt_verb v = c->p->tool->verb;
-	/* labelled as upstream does, in send_lat too: the server's keys "MGID" */
-	bool mcast_side = c->p->mcast.enabled && (remote == c->p->oob.is_client);
+	/* labelled as upstream does, in send_lat too: the receiver's keys
+	 * "MGID" (the server's, the client's with --reversed) */
+	bool mcast_side = c->p->mcast.enabled && (remote == pt_bw_sender_side(c->p));
 	struct pt_addr_print a = {
 		.remote = remote,
 		.lid = k->lid,

@@ -732,7 +732,13 @@ static void test_pace_options(void **state)
 	r = ok(&pt_tool_send_bw, "peer");
 	assert_true(pt_bw_sender_side(&r->p));
 	bad(&pt_tool_send_lat, "--reversed", "option --reversed is not available in ib_send_lat");
-	bad(&pt_tool_send_bw, "--reversed -g", "--reversed with -g (multicast) is not implemented yet");
+	/* multicast: the roles swap, the server sends to the group */
+	r = ok(&pt_tool_send_bw, "--reversed -g");
+	assert_true(pt_bw_sender_side(&r->p) && r->p.mcast.enabled);
+	r = ok(&pt_tool_send_bw, "peer --reversed -g");
+	assert_false(pt_bw_sender_side(&r->p));
+	bad(&pt_tool_send_bw, "--reversed -g --connectionless --run_infinitely",
+	    "--connectionless is for a multicast receiver: -g, no server name and no --reversed");
 	bad(&pt_tool_send_bw, "--reply_every 2", "raw Ethernet");
 	bad(&pt_tool_read_lat, "--reply_every 2", "not supported by this build");
 }
