@@ -248,9 +248,12 @@ static int check_pace(struct pt_params *p, const struct pt_parse_state *st, FILE
 	if (r->limit_type == PT_RATE_LIMIT_PP)
 		return perr(err, " --rate_limit_type PP needs mlx5 packet pacing indexes"
 			    " (mlx5dv_pp_alloc): not supported by this build\n");
-	/* rdma_cm moves those QPs to RTS itself (engine/cm_qps.c): no rate set there yet */
+	/* upstream refuses this pair itself (docs/option-parity.md, "Combinations
+	 * upstream refuses"): refused the same way, before the device is opened */
 	if (r->limit_type == PT_RATE_LIMIT_HW && p->conn.rdma_cm_qps)
-		return perr(err, " --rate_limit_type HW with -R is not implemented yet\n");
+		return perr(err, " The HW rate limiter (--rate_limit_type HW, the default type) is not"
+			    " allowed with rdma_cm QPs (-R), as in upstream perftest:"
+			    " use --rate_limit_type SW\n");
 	if (r->limit_type == PT_RATE_LIMIT_HW && r->rate_units == PT_RATE_PPS)
 		return perr(err, " --rate_units p (messages/s) is not supported by the HW rate limiter:"
 			    " use --rate_limit_type SW or M/g units\n");

@@ -19,7 +19,9 @@ R-*-srq: --use-srq with -R (rdma_create_qp on the SRQ; UD's address
 message received through it) against 6.06, RC in both roles.
 bind-source: --bind_source_ip with -z and -R between ours (the client's cm
 ids resolve from node 2's own address); an address node 2 does not have
-(192.0.2.9) is refused at rdma_resolve_addr, before any connection."""
+(192.0.2.9) is refused at rdma_resolve_addr, before any connection.
+hw-rate-limit-refused: -R with the HW rate limiter is refused as upstream
+refuses it."""
 
 import re
 from typing import Optional
@@ -157,3 +159,16 @@ def test_bind_source_refused(cm: None, lab: Lab, ours, dev: str, gid: int, note,
     assert want in out, f"no '{want}'\n{out}"
     assert "#bytes" not in out, f"traffic ran\n{out}"
     note(f"{mode}: refused before connecting: {want}")
+
+
+@pytest.mark.name("hw-rate-limit-refused")
+def test_hw_rate_limit_refused(cm: None, lab: Lab, ours, dev: str, gid: int, note) -> None:
+    """--rate_limit with -R: the HW limiter (the default type) is refused as
+    upstream refuses it, before the device is opened (no server needed)."""
+    d = lab.exec(2, [ours("ib_write_bw"), "-d", dev, "-x", str(gid), "-R", "--rate_limit", "1",
+                     "-p", "18778", lab.addr(1)], timeout=60)
+    out = d.out + d.err
+    want = "The HW rate limiter (--rate_limit_type HW, the default type) is not allowed with rdma_cm QPs (-R)"
+    assert d.rc != 0 and want in out, f"exit {d.rc}, want non-zero and '{want}'\n{out}"
+    assert "#bytes" not in out and "Waiting" not in out, f"it went on\n{out}"
+    note(f"refused: {want}")

@@ -702,7 +702,12 @@ static void test_pace_options(void **state)
 	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_units p", "not supported by the HW rate limiter");
 	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW --typical_pkt_size 9",
 	    "--typical_pkt_size is for the HW rate limiter");
-	bad(&pt_tool_send_bw, "--rate_limit 1 -R", "--rate_limit_type HW with -R is not implemented yet");
+	/* upstream refuses -R with the HW limiter (its default type); SW is fine */
+	bad(&pt_tool_send_bw, "--rate_limit 1 -R",
+	    "The HW rate limiter (--rate_limit_type HW, the default type) is not allowed with rdma_cm QPs (-R)");
+	bad(&pt_tool_write_bw, "--rate_limit 1 --rate_limit_type HW -R", "use --rate_limit_type SW");
+	r = ok(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW -R");
+	assert_true(r->p.pace.limit_type == PT_RATE_LIMIT_SW && r->p.conn.rdma_cm_qps);
 	r = ok(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW -R");
 	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_SW);
 	bad(&pt_tool_send_bw, "--rate_limit_type SW", "need --rate_limit");
