@@ -41,6 +41,7 @@ int pt_session_start(struct pt_ctx *c)
 
 	pt_oob_set_timeout(o, p->oob.timeout_sec ? p->oob.timeout_sec * 1000 : -1);
 	pt_oob_set_source(o, p->oob.source_ip[0] ? p->oob.source_ip : NULL);
+	o->data_validation = p->mem.data_validation;   /* 6.29 key forms (wire.h) */
 	if (p->oob.fake_version[0])
 		pt_oob_set_version(o, p->oob.fake_version);
 	if (p->oob.is_client) {
