@@ -15,8 +15,10 @@ static const char *conn_name(enum pt_conn_type t)
 /* -g: UD, one QP, no -b, no -R, a GID (docs/upstream-behaviour.md §4.1). */
 static int check_mcast(struct pt_params *p, FILE *err)
 {
-	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client))
-		return perr(err, " --connectionless is for a multicast receiver: -g and no server name\n");
+	/* --reversed makes the server the multicast sender */
+	if (p->mcast.connectionless && (!p->mcast.enabled || p->oob.is_client || p->pace.reversed))
+		return perr(err, " --connectionless is for a multicast receiver: -g, no server name"
+			    " and no --reversed\n");
 	if (!p->mcast.enabled) {
 		if (p->mcast.mgid_given)
 			return perr(err, " -M (--MGID) needs -g (--mcg)\n");
@@ -48,11 +50,6 @@ static int check_connection(struct pt_params *p, FILE *err)
 	}
 	if (p->dev.tos >= 0 && !p->conn.rdma_cm_oob)
 		return perr(err, " TOS only valid for rdma_cm based QP and RawEth QP\n");
-	/* the rdma_cm channel resolves its own addresses */
-	if (p->conn.rdma_cm_oob && p->oob.ipv6_addr)
-		return perr(err, " --ipv6-addr with -z/-R is not implemented yet (the TCP channel only)\n");
-	if (p->conn.rdma_cm_oob && p->oob.source_ip[0])
-		return perr(err, " --bind_source_ip with -z/-R is not implemented yet (the TCP channel only)\n");
 	if (p->oob.ipv6_addr && p->oob.source_ip[0] && !strchr(p->oob.source_ip, ':'))
 		return perr(err, " --bind_source_ip %s is IPv4, but --ipv6-addr asks for IPv6\n",
 			    p->oob.source_ip);
@@ -187,11 +184,6 @@ static int check_depths(struct pt_params *p, FILE *err)
 	if (t->use_srq && t->rx_depth < p->conn.num_qps)
 		return perr(err, " --use-srq: the SRQ depth (-r %d) must be at least the number of"
 			    " QPs (%d)\n", t->rx_depth, p->conn.num_qps);
-	/* its writes would be counted by the receiving server (docs/option-parity.md) */
-	if (t->warm_up && t->with_imm)
-		return perr(err, " --perform_warm_up with --write_with_imm is not implemented yet\n");
-	if (t->use_srq && p->conn.rdma_cm_qps)
-		return perr(err, " --use-srq with -R is not implemented yet\n");
 	if (mem_check(p, err))
 		return 1;
 	if (t->post_list > t->tx_depth)
@@ -256,9 +248,12 @@ static int check_pace(struct pt_params *p, const struct pt_parse_state *st, FILE
 	if (r->limit_type == PT_RATE_LIMIT_PP)
 		return perr(err, " --rate_limit_type PP needs mlx5 packet pacing indexes"
 			    " (mlx5dv_pp_alloc): not supported by this build\n");
-	/* rdma_cm moves those QPs to RTS itself (engine/cm_qps.c): no rate set there yet */
+	/* upstream refuses this pair itself (docs/option-parity.md, "Combinations
+	 * upstream refuses"): refused the same way, before the device is opened */
 	if (r->limit_type == PT_RATE_LIMIT_HW && p->conn.rdma_cm_qps)
-		return perr(err, " --rate_limit_type HW with -R is not implemented yet\n");
+		return perr(err, " The HW rate limiter (--rate_limit_type HW, the default type) is not"
+			    " allowed with rdma_cm QPs (-R), as in upstream perftest:"
+			    " use --rate_limit_type SW\n");
 	if (r->limit_type == PT_RATE_LIMIT_HW && r->rate_units == PT_RATE_PPS)
 		return perr(err, " --rate_units p (messages/s) is not supported by the HW rate limiter:"
 			    " use --rate_limit_type SW or M/g units\n");
@@ -266,8 +261,6 @@ static int check_pace(struct pt_params *p, const struct pt_parse_state *st, FILE
 		return perr(err, " --typical_pkt_size is for the HW rate limiter, not SW\n");
 	if (r->limit_type == PT_RATE_LIMIT_SW && !r->burst_size)
 		r->burst_size = p->traffic.tx_depth;
-	if (r->reversed && p->mcast.enabled)
-		return perr(err, " --reversed with -g (multicast) is not implemented yet\n");
 	return 0;
 }
 

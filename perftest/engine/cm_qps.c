@@ -89,7 +89,9 @@ static int post_one(struct pt_ctx *c, int i, bool recv)
 	if (recv) {
 		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-		return ibv_post_recv(q->qp, &wr, &bad);
+		/* --use-srq: the QP has no receive queue of its own */
+		return c->res.srq ? ibv_post_srq_recv(c->res.srq, &wr, &bad)
+				  : ibv_post_recv(q->qp, &wr, &bad);
 	}
 	struct ibv_send_wr wr = {
 		.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
@@ -158,7 +160,13 @@ static int server_ud_peers(struct pt_ctx *c, struct pt_cm_qps *m, uint64_t deadl
 				q = &c->res.qps[i];
 		if (!q || !(wc.wc_flags & IBV_WC_WITH_IMM))
 			return pt_cm_why(why, len, EPROTO, "unexpected UD message (QP 0x%x)", wc.qp_num);
-		q->ah = ibv_create_ah_from_wc(c->res.pd, &wc, (struct ibv_grh *)q->recv_buf,
+		/* with an SRQ any QP may have taken the buffer posted for
+		 * another: the GRH is in the buffer of the WR's own index */
+		if (wc.wr_id >= (uint64_t)c->res.num_qps)
+			return pt_cm_why(why, len, EPROTO, "unexpected UD receive (wr_id %llu)",
+					 (unsigned long long)wc.wr_id);
+		q->ah = ibv_create_ah_from_wc(c->res.pd, &wc,
+					      (struct ibv_grh *)c->res.qps[wc.wr_id].recv_buf,
 					      m->q[i - 1].id->port_num);
 		if (!q->ah)
 			return pt_cm_why(why, len, errno, "AH from the client's message: %s", strerror(errno));
@@ -191,7 +199,8 @@ static void release_one(struct pt_ctx *c, struct pt_cm_qps *m, int i)
 	m->q[i].connected = false;
 }
 
-static int connect_one(struct pt_ctx *c, struct pt_cm_qps *m, int i, struct sockaddr *dst,
+static int connect_one(struct pt_ctx *c, struct pt_cm_qps *m, int i,
+		       const struct sockaddr_storage *src, struct sockaddr *dst,
 		       uint64_t deadline, char *why, size_t len)
 {
 	uint64_t step = pt_cm_deadline(RESOLVE_MS);
@@ -203,8 +212,9 @@ static int connect_one(struct pt_ctx *c, struct pt_cm_qps *m, int i, struct sock
 		step = deadline;
 	if (rdma_create_id(m->ech, &m->q[i].id, NULL, port_space(c)))
 		return pt_cm_why(why, len, errno, "rdma_create_id: %s", strerror(errno));
-	if (rdma_resolve_addr(m->q[i].id, NULL, dst, RESOLVE_MS))
-		return pt_cm_why(why, len, errno, "rdma_resolve_addr: %s", strerror(errno));
+	r = pt_cm_resolve_addr(m->q[i].id, src, dst, RESOLVE_MS, why, len);
+	if (r)
+		return r;
 	r = pt_cm_expect(m->ech, RDMA_CM_EVENT_ADDR_RESOLVED, step, NULL, why, len);
 	if (!r)
 		r = pt_cm_set_tos(m->q[i].id, c->p->dev.tos, why, len);
@@ -232,18 +242,21 @@ static int connect_one(struct pt_ctx *c, struct pt_cm_qps *m, int i, struct sock
 static int client_connect(struct pt_ctx *c, struct pt_cm_qps *m, uint64_t deadline,
 			  char *why, size_t len)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = port_space(c) }, *res;
-	char port[16];
-	int r = 0;
+	const struct pt_oob_params *o = &c->p->oob;
+	const char *source = o->source_ip[0] ? o->source_ip : NULL;   /* --bind_source_ip */
+	struct sockaddr_storage src;
+	struct rdma_addrinfo *res;
+	int r;
 
-	snprintf(port, sizeof(port), "%d", c->p->oob.port);
-	if (rdma_getaddrinfo(c->p->oob.servername, port, &hints, &res))
-		return pt_cm_why(why, len, EHOSTUNREACH, "cannot resolve %s for rdma_cm",
-				 c->p->oob.servername);
+	r = pt_cm_getaddr(o->servername, o->port, port_space(c), o->ipv6_addr ? AF_INET6 : AF_UNSPEC,
+			  source, &src, &res, why, len);
+	if (r)
+		return r;
 	/* One QP at a time, so the server accepts them in our order. A reject
 	 * means its listener is not up yet: try again until the deadline. */
 	for (int i = 0; i < m->n && !r; i++)
-		while ((r = connect_one(c, m, i, res->ai_dst_addr, deadline, why, len)) == -ECONNREFUSED &&
+		while ((r = connect_one(c, m, i, source ? &src : NULL, res->ai_dst_addr, deadline,
+					why, len)) == -ECONNREFUSED &&
 		       pt_cm_ms_left(deadline) != 0 && !pt_interrupted) {
 			release_one(c, m, i);
 			usleep(RETRY_MS * 1000);
@@ -254,8 +267,9 @@ static int client_connect(struct pt_ctx *c, struct pt_cm_qps *m, uint64_t deadli
 
 static int server_listen(struct pt_ctx *c, struct pt_cm_qps *m, char *why, size_t len)
 {
-	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons((uint16_t)c->p->oob.port) };
+	struct sockaddr_storage any;   /* --ipv6-addr: any IPv6 address */
 
+	pt_cm_any_addr(&any, c->p->oob.ipv6_addr ? AF_INET6 : AF_INET, c->p->oob.port);
 	if (rdma_create_id(m->ech, &m->listen_id, NULL, port_space(c)))
 		return pt_cm_why(why, len, errno, "rdma_create_id: %s", strerror(errno));
 	if (rdma_bind_addr(m->listen_id, (struct sockaddr *)&any) || rdma_listen(m->listen_id, m->n))

@@ -129,6 +129,11 @@ void pt_bw_meas_free(struct pt_bw_meas *m);
  * QP (whole post lists) before the run; 0, or -1 after saying why. */
 int pt_run_bw_warm_up(const struct pt_loop *l);
 uint64_t pt_warm_up_iters(const struct pt_loop *l);
+/* --perform_warm_up with --write_with_imm, the receiving side: consume the
+ * peer's warm-up writes (pt_warm_up_iters per QP: same -t and -l on both
+ * sides), reposting each, so the receives the run posted (recv_prepost per
+ * QP) are all outstanding again and the run counts only its own writes. */
+int pt_run_bw_warm_up_recv(const struct pt_loop *l, uint64_t recv_prepost);
 
 /* run_lat.c ------------------------------------------------------------------- */
 /* Beyond this many iterations latency samples go to a histogram (results.h)

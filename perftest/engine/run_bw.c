@@ -617,3 +617,27 @@ int pt_run_bw_warm_up(const struct pt_loop *l)
 		fprintf(stderr, " The warm-up pass (--perform_warm_up) failed\n");
 	return rc;
 }
+
+int pt_run_bw_warm_up_recv(const struct pt_loop *l, uint64_t recv_prepost)
+{
+	struct pt_loop w = *l;
+	struct pt_bw_meas m = { 0 };
+	int rc;
+
+	w.opt.iters = pt_warm_up_iters(l);
+	w.opt.duration = w.opt.infinite = w.opt.peak = w.opt.cpu_util = false;
+	w.period_row = NULL;
+	/* counted from 0, the pass reposts exactly the warm-up's receives */
+	for (int i = 0; i < l->res->num_qps; i++)
+		l->res->qps[i].recv_posted = 0;
+	rc = pt_run_bw_recv(&w, &m);
+	pt_bw_meas_free(&m);
+	/* the run's own receives are outstanding, as if just preposted */
+	for (int i = 0; i < l->res->num_qps; i++) {
+		l->res->qps[i].recv_posted = recv_prepost;
+		l->res->qps[i].recv_owed = 0;
+	}
+	if (rc && !pt_interrupted)
+		fprintf(stderr, " Receiving the peer's warm-up writes (--perform_warm_up) failed\n");
+	return rc;
+}

@@ -41,15 +41,16 @@ int pt_session_start(struct pt_ctx *c)
 
 	pt_oob_set_timeout(o, p->oob.timeout_sec ? p->oob.timeout_sec * 1000 : -1);
 	pt_oob_set_source(o, p->oob.source_ip[0] ? p->oob.source_ip : NULL);
+	o->data_validation = p->mem.data_validation;   /* 6.29 key forms (wire.h) */
 	if (p->oob.fake_version[0])
 		pt_oob_set_version(o, p->oob.fake_version);
 	if (p->oob.is_client) {
-		if (cm ? pt_cm_oob_connect(o, p->oob.servername, p->oob.port, o->connect_timeout_ms,
-					   p->dev.tos, o->err, sizeof(o->err))
+		if (cm ? pt_cm_oob_connect(o, p->oob.servername, p->oob.port, family,
+					   o->connect_timeout_ms, p->dev.tos, o->err, sizeof(o->err))
 		       : pt_oob_connect(o, p->oob.servername, p->oob.port, family))
 			return oob_fail(c, "Couldn't connect to the server");
 	} else {
-		if (cm ? pt_cm_oob_listen(o, p->oob.port, o->err, sizeof(o->err))
+		if (cm ? pt_cm_oob_listen(o, p->oob.port, family, o->err, sizeof(o->err))
 		       : pt_oob_listen(o, NULL, p->oob.port, family))
 			return oob_fail(c, "Couldn't listen");
 		if (full_output(c))
@@ -171,8 +172,9 @@ static void my_key(struct pt_ctx *c, int i)
 static void print_key(struct pt_ctx *c, const struct pt_key *k, bool remote)
 {
 	enum pt_verb v = c->p->tool->verb;
-	/* labelled as upstream does, in send_lat too: the server's keys "MGID" */
-	bool mcast_side = c->p->mcast.enabled && (remote == c->p->oob.is_client);
+	/* labelled as upstream does, in send_lat too: the receiver's keys
+	 * "MGID" (the server's, the client's with --reversed) */
+	bool mcast_side = c->p->mcast.enabled && (remote == pt_bw_sender_side(c->p));
 	struct pt_addr_print a = {
 		.remote = remote,
 		.lid = k->lid,

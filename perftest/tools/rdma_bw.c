@@ -32,11 +32,21 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver, bool duple
 	const struct pt_params *p = c->p;
 	struct pt_bw_meas m = { 0 };
 	struct pt_loop l;
+	bool warm_recv = receiver && p->traffic.warm_up;   /* the peer's warm-up writes */
 	int rc;
 
 	pt_bw_loop_view(c, &l);
+	/* with the peer's warm-up writes coming, our receives go first (with
+	 * -b both sides warm up: neither may wait for the other's receives) */
+	if (warm_recv && !posted) {
+		if (post_receives(c, &l))
+			return -1;
+		posted = true;
+	}
 	/* before the trace: the warm-up is neither measured nor recorded */
 	if (sender && p->traffic.warm_up && pt_run_bw_warm_up(&l))
+		return -1;
+	if (warm_recv && pt_run_bw_warm_up_recv(&l, pt_recv_prepost(c)))
 		return -1;
 	if (pt_trace_begin(c, sender, receiver) || (receiver && !posted && post_receives(c, &l)) ||
 	    (duplex && pt_session_barrier(c)))

@@ -43,8 +43,9 @@ static int local_checks(struct pt_ctx *c)
 		return -1;
 	}
 
-	/* the groups a side attaches to: the receiver's, both sides' in send_lat */
-	if (p->mcast.enabled && c->dev.is_roce && (!p->oob.is_client || p->tool->kind == PT_KIND_LAT)) {
+	/* the groups a side attaches to: the receiver's (the client with
+	 * --reversed), both sides' in send_lat */
+	if (p->mcast.enabled && c->dev.is_roce && (!pt_bw_sender_side(p) || p->tool->kind == PT_KIND_LAT)) {
 		bool v4gid = c->dev.gid.raw[10] == 0xff && c->dev.gid.raw[11] == 0xff;
 
 		if (pt_mgid_ipv4(p->mcast.mgid, &group) != v4gid) {

@@ -346,21 +346,72 @@ static struct pt_cm_chan *chan_new(char *why, size_t len)
 	return ch;
 }
 
-static int getaddr(const char *host, int port, struct rdma_addrinfo **res, char *why, size_t len)
+int pt_cm_getaddr(const char *host, int port, enum rdma_port_space ps, int family,
+		  const char *source, struct sockaddr_storage *src, struct rdma_addrinfo **res,
+		  char *why, size_t len)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	char ps[16];
+	struct rdma_addrinfo hints = { .ai_port_space = ps, .ai_family = family };
+	char pstr[16];
 	int r;
 
 	if (port < 0 || port > 65535)
 		return pt_cm_why(why, len, EINVAL, "invalid port %d", port);
-	snprintf(ps, sizeof(ps), "%d", port);
-	r = rdma_getaddrinfo(host, ps, &hints, res);
+	if (source) {
+		struct addrinfo sh = { .ai_family = family, .ai_flags = AI_NUMERICHOST }, *sa;
+
+		r = getaddrinfo(source, NULL, &sh, &sa);
+		if (r)
+			return pt_cm_why(why, len, EINVAL, "invalid source address '%s'%s: %s",
+					 source, family == AF_INET6 ? " (--ipv6-addr: IPv6 only)" : "",
+					 gai_strerror(r));
+		memset(src, 0, sizeof(*src));
+		memcpy(src, sa->ai_addr, sa->ai_addrlen);
+		hints.ai_family = sa->ai_family;   /* only servers it can reach */
+		freeaddrinfo(sa);
+	}
+	snprintf(pstr, sizeof(pstr), "%d", port);
+	r = rdma_getaddrinfo(host, pstr, &hints, res);
 	if (r)
-		return pt_cm_why(why, len, EHOSTUNREACH, "cannot resolve %s port %d for rdma_cm: %s",
-			       host ? host : "*", port,
-			       r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+		return pt_cm_why(why, len, EHOSTUNREACH, "cannot resolve %s port %d for rdma_cm%s: %s",
+				 host ? host : "*", port,
+				 hints.ai_family == AF_INET6 ? " (IPv6)" :
+				 hints.ai_family == AF_INET ? " (IPv4)" : "",
+				 r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
 	return 0;
+}
+
+void pt_cm_any_addr(struct sockaddr_storage *ss, int family, int port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+		a6->sin6_family = AF_INET6;
+		a6->sin6_addr = in6addr_any;
+		a6->sin6_port = htons((uint16_t)port);
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+	}
+}
+
+int pt_cm_resolve_addr(struct rdma_cm_id *id, const struct sockaddr_storage *src,
+		       struct sockaddr *dst, int ms, char *why, size_t len)
+{
+	char host[NI_MAXHOST] = "";
+
+	if (!rdma_resolve_addr(id, (struct sockaddr *)src, dst, ms))
+		return 0;
+	if (!src)
+		return pt_cm_why(why, len, errno, "rdma_resolve_addr: %s", strerror(errno));
+	int e = errno;
+
+	getnameinfo((const struct sockaddr *)src, sizeof(*src), host, sizeof(host), NULL, 0,
+		    NI_NUMERICHOST);
+	return pt_cm_why(why, len, e, "rdma_resolve_addr from --bind_source_ip %s: %s%s", host,
+			 strerror(e), e == EADDRNOTAVAIL ? " (not an address of this host)" : "");
 }
 
 int pt_cm_set_tos(struct rdma_cm_id *id, int tos, char *why, size_t len)
@@ -373,8 +424,8 @@ int pt_cm_set_tos(struct rdma_cm_id *id, int tos, char *why, size_t len)
 }
 
 /* One connect attempt: resolve address and route, QP, rdma_connect. */
-static int try_connect(struct pt_cm_chan *ch, struct sockaddr *dst, int tos, uint64_t deadline,
-		       char *why, size_t len)
+static int try_connect(struct pt_cm_chan *ch, const struct sockaddr_storage *src,
+		       struct sockaddr *dst, int tos, uint64_t deadline, char *why, size_t len)
 {
 	struct rdma_conn_param cp;
 	uint64_t step = pt_now_ns() + (uint64_t)RESOLVE_MS * 1000000ull;
@@ -384,8 +435,9 @@ static int try_connect(struct pt_cm_chan *ch, struct sockaddr *dst, int tos, uin
 		step = deadline;
 	if (rdma_create_id(ch->ech, &ch->id, NULL, RDMA_PS_TCP))
 		return pt_cm_why(why, len, errno, "rdma_create_id: %s", strerror(errno));
-	if (rdma_resolve_addr(ch->id, NULL, dst, RESOLVE_MS))
-		return pt_cm_why(why, len, errno, "rdma_resolve_addr: %s", strerror(errno));
+	r = pt_cm_resolve_addr(ch->id, src, dst, RESOLVE_MS, why, len);
+	if (r)
+		return r;
 	r = pt_cm_expect(ch->ech, RDMA_CM_EVENT_ADDR_RESOLVED, step, NULL, why, len);
 	if (!r)
 		r = pt_cm_set_tos(ch->id, tos, why, len);
@@ -413,10 +465,11 @@ uint64_t pt_cm_deadline(int ms)
 	return ms < 0 ? 0 : pt_now_ns() + (uint64_t)ms * 1000000ull;
 }
 
-int pt_cm_oob_connect(struct pt_oob *o, const char *host, int port, int timeout_ms, int tos,
-		      char *why, size_t len)
+int pt_cm_oob_connect(struct pt_oob *o, const char *host, int port, int family, int timeout_ms,
+		      int tos, char *why, size_t len)
 {
 	uint64_t deadline = pt_cm_deadline(timeout_ms);
+	struct sockaddr_storage src;
 	struct rdma_addrinfo *res;
 	struct pt_cm_chan *ch;
 	int r;
@@ -426,13 +479,14 @@ int pt_cm_oob_connect(struct pt_oob *o, const char *host, int port, int timeout_
 	ch = chan_new(why, len);
 	if (!ch)
 		return -ENOMEM;
-	r = getaddr(host, port, &res, why, len);
+	r = pt_cm_getaddr(host, port, RDMA_PS_TCP, family, o->source, &src, &res, why, len);
 	if (r) {
 		chan_close(ch);
 		return r;
 	}
 	/* Refused or unreachable: the server may not listen yet; try again. */
-	while ((r = try_connect(ch, res->ai_dst_addr, tos, deadline, why, len)) == -ECONNREFUSED &&
+	while ((r = try_connect(ch, o->source ? &src : NULL, res->ai_dst_addr, tos, deadline,
+				why, len)) == -ECONNREFUSED &&
 	       pt_cm_ms_left(deadline) != 0) {
 		chan_release_conn(ch);
 		usleep(RETRY_MS * 1000);
@@ -446,15 +500,15 @@ int pt_cm_oob_connect(struct pt_oob *o, const char *host, int port, int timeout_
 	return 0;
 }
 
-int pt_cm_oob_listen(struct pt_oob *o, int port, char *why, size_t len)
+int pt_cm_oob_listen(struct pt_oob *o, int port, int family, char *why, size_t len)
 {
-	/* any IPv4 address, like the TCP channel's default */
-	struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_storage any;   /* like the TCP channel's default */
 	struct pt_cm_chan *ch;
 	int r = 0;
 
 	if (port < 0 || port > 65535)
 		return pt_cm_why(why, len, EINVAL, "invalid port %d", port);
+	pt_cm_any_addr(&any, family, port);
 	ch = chan_new(why, len);
 	if (!ch)
 		return -ENOMEM;

@@ -9,19 +9,33 @@
 #include <rdma/rdma_cma.h>
 #include "oob.h"
 
-/* Client: resolve, connect (retrying while the server is not listening,
- * until timeout_ms; < 0 for never), with -T's tos (< 0: none). 0, or
- * -errno with the reason in why. */
-int pt_cm_oob_connect(struct pt_oob *o, const char *host, int port, int timeout_ms, int tos,
-		      char *why, size_t len);
-/* Server: listen on rdma_cm port (any IPv4 address), then accept one client. */
-int pt_cm_oob_listen(struct pt_oob *o, int port, char *why, size_t len);
+/* Client: resolve (family AF_INET6 for --ipv6-addr, else AF_UNSPEC), bind
+ * to o->source when set (--bind_source_ip, pt_oob_set_source), connect
+ * (retrying while the server is not listening, until timeout_ms; < 0 for
+ * never), with -T's tos (< 0: none). 0, or -errno with the reason in why. */
+int pt_cm_oob_connect(struct pt_oob *o, const char *host, int port, int family, int timeout_ms,
+		      int tos, char *why, size_t len);
+/* Server: listen on rdma_cm port (any IPv4 address, or any IPv6 one for
+ * family AF_INET6), then accept one client. */
+int pt_cm_oob_listen(struct pt_oob *o, int port, int family, char *why, size_t len);
 int pt_cm_oob_accept(struct pt_oob *o, int timeout_ms, char *why, size_t len);
 
 /* -T: the IP type of service of an id's packets (tos < 0: leave it). */
 int pt_cm_set_tos(struct rdma_cm_id *id, int tos, char *why, size_t len);
 
 /* Shared by cm.c and cm_qps.c ----------------------------------------------- */
+/* The server's address for port space ps; with a source (--bind_source_ip,
+ * numeric) it is parsed into src and only server addresses of its family
+ * are asked for. family as for pt_cm_oob_connect. 0, or -errno with why. */
+int pt_cm_getaddr(const char *host, int port, enum rdma_port_space ps, int family,
+		  const char *source, struct sockaddr_storage *src, struct rdma_addrinfo **res,
+		  char *why, size_t len);
+/* The wildcard address of family (AF_INET6, else IPv4) on port, to listen on. */
+void pt_cm_any_addr(struct sockaddr_storage *ss, int family, int port);
+/* rdma_resolve_addr from src (NULL: the kernel picks): a source that is not
+ * a local address fails here, before any connection, naming it. */
+int pt_cm_resolve_addr(struct rdma_cm_id *id, const struct sockaddr_storage *src,
+		       struct sockaddr *dst, int ms, char *why, size_t len);
 /* Format the reason into why; returns -err. */
 int pt_cm_why(char *why, size_t len, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -543,22 +543,26 @@ static int xchg_key(struct pt_oob *c, int use_gid, const struct pt_key *mine,
 	static const struct pt_key zero;
 	char out[PT_KEY_MSG_MAX], in[PT_KEY_MSG_MAX + 1] = { 0 };
 	char shown[PT_KEY_MSG_MAX + 1];
-	size_t n = pt_key_msg_size(use_gid);
+	/* as 6.29: the local option picks the form, where either side is 6.29+ */
+	int dv = c->data_validation && c->peer.key_dv_629;
+	size_t n = pt_key_msg_size_dv(use_gid, dv);
 	int r;
 
 	if (c->raw_keys)
 		return xchg_raw_key(c, mine, theirs, what);
-	if (pt_key_encode(mine ? mine : &zero, use_gid, out, sizeof(out)) < 0)
+	if (pt_key_encode_dv(mine ? mine : &zero, use_gid, dv, out, sizeof(out)) < 0)
 		return fail(c, EINVAL,
 			    "cannot encode the %s (QPN/PSN wider than 24 bits)",
 			    what);
 	r = pt_oob_exchange(c, out, in, n, what);
 	if (r)
 		return r;
-	if (pt_key_parse(in, n, use_gid, theirs)) {
+	if (pt_key_parse_dv(in, n, use_gid, dv, theirs)) {
 		pt_str_printable(in, shown, sizeof(shown));
 		return fail(c, EPROTO,
-			    "peer sent a malformed %zu-byte %s '%s' (GID setting -x differs between the sides, or the stream is desynchronised)",
+			    "peer sent a malformed %zu-byte %s '%s' (GID setting -x differs between the sides,"
+			    " --data_validation is given on one side of a 6.29 run, or the stream is"
+			    " desynchronised)",
 			    n, what, shown);
 	}
 	return 0;

@@ -38,6 +38,7 @@ struct pt_oob {
 	const struct pt_oob_msg_ops *msg; /* set: messages go there, not to fd */
 	void *msg_ctx;
 	int raw_keys;           /* key messages as raw structs (rdma_cm modes) */
+	int data_validation;    /* --data_validation: 6.29's longer keys (peer.key_dv_629) */
 	const char *source;     /* client: numeric address to bind before connecting */
 	char err[256];
 };

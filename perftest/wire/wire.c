@@ -7,15 +7,22 @@
 #include <string.h>
 #include "wire.h"
 
-size_t pt_key_msg_size(int use_gid)
+size_t pt_key_msg_size_dv(int use_gid, int dv)
 {
+	if (dv)
+		return use_gid ? PT_KEY_MSG_SIZE_GID_DV : PT_KEY_MSG_SIZE_DV;
 	return use_gid ? PT_KEY_MSG_SIZE_GID : PT_KEY_MSG_SIZE;
 }
 
-int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len)
+size_t pt_key_msg_size(int use_gid)
+{
+	return pt_key_msg_size_dv(use_gid, 0);
+}
+
+int pt_key_encode_dv(const struct pt_key *k, int use_gid, int dv, char *buf, size_t len)
 {
 	char tmp[PT_KEY_MSG_MAX + 16];
-	size_t want = pt_key_msg_size(use_gid);
+	size_t want = pt_key_msg_size_dv(use_gid, dv);
 	int n;
 
 	if (!k || !buf || len < want)
@@ -26,6 +33,9 @@ int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len)
 	n = snprintf(tmp, sizeof(tmp), "%04x:%04x:%06x:%06x:%08x:%016llx:",
 		     k->lid, k->out_reads, k->qpn, k->psn, k->rkey,
 		     (unsigned long long)k->vaddr);
+	if (dv)
+		n += snprintf(tmp + n, sizeof(tmp) - (size_t)n, "%016llx:",
+			      (unsigned long long)k->tail_vaddr);
 	if (use_gid) {
 		for (int i = 0; i < 16; i++)
 			n += snprintf(tmp + n, sizeof(tmp) - (size_t)n,
@@ -40,6 +50,11 @@ int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len)
 		return -1;
 	memcpy(buf, tmp, want); /* includes the NUL, which is sent too */
 	return (int)want;
+}
+
+int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len)
+{
+	return pt_key_encode_dv(k, use_gid, 0, buf, len);
 }
 
 static int hexval(char c)
@@ -142,20 +157,26 @@ int pt_key_raw_parse(const void *buf, size_t len, size_t layout, struct pt_key *
 
 int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k)
 {
-	static const unsigned widths[] = { 4, 4, 6, 6, 8, 16 };
+	return pt_key_parse_dv(buf, len, use_gid, 0, k);
+}
+
+int pt_key_parse_dv(const void *buf, size_t len, int use_gid, int dv, struct pt_key *k)
+{
+	static const unsigned widths[] = { 4, 4, 6, 6, 8, 16, 16 };
+	const unsigned nfields = dv ? 7 : 6;   /* dv: tail_vaddr after vaddr */
 	const char *s = buf, *p = buf, *end;
-	uint64_t v[6], x;
+	uint64_t v[7] = { 0 }, x;
 
 	if (!k)
 		return -1;
 	memset(k, 0, sizeof(*k));
-	if (!buf || len != pt_key_msg_size(use_gid))
+	if (!buf || len != pt_key_msg_size_dv(use_gid, dv))
 		return -1;
 	/* NUL at the end; an earlier NUL fails the field walk below. */
 	if (s[len - 1] != '\0')
 		return -1;
 	end = s + len - 1;
-	for (unsigned i = 0; i < 6; i++)
+	for (unsigned i = 0; i < nfields; i++)
 		if (take_hex(&p, end, widths[i], &v[i]) ||
 		    take_char(&p, end, ':'))
 			goto bad;
@@ -178,6 +199,7 @@ int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k)
 	k->psn = (uint32_t)v[3];
 	k->rkey = (uint32_t)v[4];
 	k->vaddr = v[5];
+	k->tail_vaddr = v[6];
 	k->srqn = (uint32_t)x;
 	return 0;
 bad:
@@ -251,6 +273,8 @@ int pt_peer_rules_init(struct pt_peer_rules *r, const char *peer,
 	 * is. We announce 6.06, so the peer decides; a test announcing 6.29
 	 * plays such a build. */
 	r->cm_key_size = r->ver >= 6.29 || atof(ours) >= 6.29 ? PT_CM_KEY_SIZE_629 : PT_CM_KEY_SIZE;
+	/* the same rule for 6.29's longer text keys with --data_validation */
+	r->key_dv_629 = r->ver >= 6.29 || atof(ours) >= 6.29;
 	/* A 6.28 build always negotiates, 6.29+ only with a peer that announces
 	 * 6.28 or later. We announce 6.06, so only a 6.28 peer makes us speak N;
 	 * a test announcing 6.28 plays such a build and negotiates with anyone. */

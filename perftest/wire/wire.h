@@ -14,7 +14,10 @@
 #define PT_VERSION_LEN 16      /* V: NUL-padded ASCII, 16 bytes */
 #define PT_KEY_MSG_SIZE 59     /* K without GID: 58 chars + NUL */
 #define PT_KEY_MSG_SIZE_GID 108 /* K with GID: 107 chars + NUL */
-#define PT_KEY_MSG_MAX PT_KEY_MSG_SIZE_GID
+/* 6.29 with --data_validation: the tail-markers address after vaddr (+17) */
+#define PT_KEY_MSG_SIZE_DV 76
+#define PT_KEY_MSG_SIZE_GID_DV 125
+#define PT_KEY_MSG_MAX PT_KEY_MSG_SIZE_GID_DV
 #define PT_MTU_MSG_MAX 4       /* M: 2 or 4 bytes */
 #define PT_SYSDATA_MAX (1 << 30) /* sanity bound for page/cache-line size */
 #define PT_OLDEST_PEER "5.70"
@@ -30,6 +33,7 @@ struct pt_key {
 	uint8_t gid[16];  /* only carried in the GID form */
 	uint32_t srqn;
 	int32_t gid_index; /* only carried in the raw (rdma_cm) form */
+	uint64_t tail_vaddr; /* 6.29's tail-markers address: the DV text forms only */
 };
 
 /* Wire size of a key message: 108 with GID, 59 without. */
@@ -41,6 +45,11 @@ int pt_key_encode(const struct pt_key *k, int use_gid, char *buf, size_t len);
  * terminated at the end and nowhere else, fixed-width hex fields with ':'
  * separators). Returns 0, or -1 leaving *k zeroed. */
 int pt_key_parse(const void *buf, size_t len, int use_gid, struct pt_key *k);
+/* The same with dv: 6.29's --data_validation forms (docs/wire-protocol.md
+ * §5.2), an extra 16-digit tail_vaddr after vaddr: 76 and 125 bytes. */
+size_t pt_key_msg_size_dv(int use_gid, int dv);
+int pt_key_encode_dv(const struct pt_key *k, int use_gid, int dv, char *buf, size_t len);
+int pt_key_parse_dv(const void *buf, size_t len, int use_gid, int dv, struct pt_key *k);
 
 /* -z / -R: the key travels as the raw "pingpong_dest" struct in big-endian
  * (docs/wire-protocol.md §9.2): 56 bytes up to 6.28, 64 bytes from 6.29 (a tail-marker
@@ -78,6 +87,7 @@ struct pt_peer_rules {
 	int negotiate;        /* both sides exchange N (negotiate.h) after M */
 	int neg_629;          /* atof >= 6.29: its N carries data_validation */
 	size_t cm_key_size;   /* -z/-R raw key: 64 if either side >= 6.29, else 56 */
+	int key_dv_629;       /* either side >= 6.29: --data_validation keys are 76/125 */
 	char why[192];        /* refusal message when !compatible */
 };
 

@@ -13,7 +13,15 @@ Per cell: both sides exit 0; the client's row has the size and count with
 figures > 0 (BW average or message rate; t_min) unless the client is 6.06
 (its CPU-MHz clock prints 0.00 in a loaded VM); our send_* server's row
 too; and each of our ends' header says "Data ex. method : rdma_cm" (and
-"rdma_cm QPs : ON" for -R)."""
+"rdma_cm QPs : ON" for -R).
+
+R-*-srq: --use-srq with -R (rdma_create_qp on the SRQ; UD's address
+message received through it) against 6.06, RC in both roles.
+bind-source: --bind_source_ip with -R (its -z channel and its QPs) between ours (the client's cm
+ids resolve from node 2's own address); an address node 2 does not have
+(192.0.2.9) is refused at rdma_resolve_addr, before any connection.
+hw-rate-limit-refused: -R with the HW rate limiter is refused as upstream
+refuses it."""
 
 import re
 from typing import Optional
@@ -32,6 +40,8 @@ CELLS = [
     ("send_bw", "R-ud", "-R -c UD -n 100", "ud", 100, UPP),
     ("send_bw", "R-rc-q2", "-R -q 2 -n 50", 65536, 100, [("ours", "up")]),
     ("send_bw", "R-ud-bidir", "-R -c UD -b -n 50", "ud", 50, UPP),
+    ("send_bw", "R-rc-srq", "-R --use-srq -n 100", 65536, 100, UPP),
+    ("send_bw", "R-ud-bidir-srq", "-R -c UD -b --use-srq -n 50", "ud", 50, [("ours", "up")]),
     ("send_lat", "R-ud", "-R -c UD -n 50", 2, 50, UPP),
     ("write_bw", "R-rc", "-R -n 100", 65536, 100, [("up", "ours")]),
     ("read_bw", "R-rc", "-R -n 100", 65536, 100, [("ours", "up")]),
@@ -120,3 +130,47 @@ def test_raw_key_mismatch(cm: None, pair, ours, dev: str, gid: int, note) -> Non
                   r"56 bytes up to perftest 6\.28 and 64 from 6\.29", p.server.text)
     assert m, f"the server does not name both layouts\n{ev}"
     note(f"mismatch: {m.group(0)[:120]}")
+
+
+# -R only: its out-of-band channel is -z's (the same connect) and its data
+# QPs resolve from the source too, so it covers both paths in one cell
+@pytest.mark.name("bind-source/{id}")
+@pytest.mark.parametrize("mode", ["-R"], ids=["-R"])
+def test_bind_source(cm: None, lab: Lab, pair, ours, dev: str, gid: int, note,
+                     mode: str) -> None:
+    """The client's cm ids resolve from its own address (node 2's)."""
+    o = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-F", mode, "-n", "50"]
+    p = pair(f"bind{mode}", o, [*o, "--bind_source_ip", lab.addr(2)])
+    ev = p.evidence()
+    assert p.server.rc == 0 and p.client.rc == 0, f"exit {p.server.rc}/{p.client.rc}\n{ev}"
+    assert rows_ok(p.client.text, 65536, 50, "bw"), f"client rows\n{ev}"
+    note(f"{mode} --bind_source_ip {lab.addr(2)}: {results.rows(p.client.text)[-1]}")
+
+
+@pytest.mark.name("bind-source-refused/{id}")
+@pytest.mark.parametrize("mode", ["-R"], ids=["-R"])
+def test_bind_source_refused(cm: None, lab: Lab, ours, dev: str, gid: int, note,
+                             mode: str) -> None:
+    """192.0.2.9 (TEST-NET-1) is no address of node 2: refused at
+    rdma_resolve_addr, before any connection (no server needed)."""
+    d = lab.exec(2, [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-F", mode, "-n", "50",
+                     "-p", "18777", "--bind_source_ip", "192.0.2.9", lab.addr(1)], timeout=60)
+    out = d.out + d.err
+    assert d.rc == 1, f"exit {d.rc}, want 1\n{out}"
+    want = "--bind_source_ip 192.0.2.9: Cannot assign requested address (not an address of this host)"
+    assert want in out, f"no '{want}'\n{out}"
+    assert "#bytes" not in out, f"traffic ran\n{out}"
+    note(f"{mode}: refused before connecting: {want}")
+
+
+@pytest.mark.name("hw-rate-limit-refused")
+def test_hw_rate_limit_refused(cm: None, lab: Lab, ours, dev: str, gid: int, note) -> None:
+    """--rate_limit with -R: the HW limiter (the default type) is refused as
+    upstream refuses it, before the device is opened (no server needed)."""
+    d = lab.exec(2, [ours("ib_write_bw"), "-d", dev, "-x", str(gid), "-R", "--rate_limit", "1",
+                     "-p", "18778", lab.addr(1)], timeout=60)
+    out = d.out + d.err
+    want = "The HW rate limiter (--rate_limit_type HW, the default type) is not allowed with rdma_cm QPs (-R)"
+    assert d.rc != 0 and want in out, f"exit {d.rc}, want non-zero and '{want}'\n{out}"
+    assert "#bytes" not in out and "Waiting" not in out, f"it went on\n{out}"
+    note(f"refused: {want}")

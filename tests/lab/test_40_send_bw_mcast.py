@@ -5,8 +5,10 @@ reports the messages: all 300, or what arrived plus the count lost (UD drops
 on this slow segment), never a silent shortfall. The sender prints the
 multicast header; node 3 leaves the group on exit. The sender refuses to
 send when the group is not routed through the RoCE netdev, naming the
-command to fix it."""
+command to fix it. With --reversed on both sides the server sends to the
+group and the client receives (two nodes of the three)."""
 
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -122,3 +124,21 @@ def test_no_route_refused(mcast: None, lab: Lab, pair, ours, dev: str, gid: int,
     assert "ip route add 224.0.0.0/4 dev eth0" in p.client.text, \
         f"the sender does not name the fix\n{p.evidence()}"
     note("no route: " + next((l.strip() for l in p.client.text.splitlines() if "not routed" in l), ""))
+
+
+@pytest.mark.name("reversed")
+def test_reversed(mcast: None, lab: Lab, pair, ours, dev: str, gid: int, note) -> None:
+    """--reversed on both sides swaps the roles, as for unicast: the server
+    (node 2) sends to the group, the client (node 1) attaches and receives;
+    the out-of-band roles stay (the client still connects)."""
+    args = [*mc_args(ours, dev, gid), "--reversed"]
+    p = pair("rev", args, args, snode=2, cnode=1)
+    ev = p.evidence()
+    why = receiver_ok(p.client.rc, p.client.text, lab.ud_mtu())
+    assert not why, f"the receiving client: {why}\n{ev}"
+    assert p.server.rc == 0, f"the sending server: exit {p.server.rc}\n{ev}"
+    assert any(r.iters == N and results.positive(r.bw_avg) for r in results.rows(p.server.text)), \
+        f"the sending server: no row of {N} messages with BW > 0\n{ev}"
+    assert re.search(r"local address: .*QPN 0xffffff", p.client.text), \
+        f"the client's own key is not the group's (QPN 0xffffff)\n{ev}"
+    note(f"server sent: {results.rows(p.server.text)[-1]}; client got: {results.rows(p.client.text)[-1]}")

@@ -5,7 +5,8 @@ Each cell checks the header's test name (Send_imm / RDMA_Write_imm), both
 exits and rows on both sides: with --write_with_imm the write_bw server is a
 receiver and prints its own row (docs/wire-protocol.md §6.4). The mismatch
 cells give the option to the server only: its receive completions then lack
-immediate data, and it must fail saying so."""
+immediate data, and it must fail saying so. The warm-up cells give
+--perform_warm_up to both sides (nothing on the wire says it)."""
 
 from typing import Callable
 
@@ -42,6 +43,13 @@ CELLS: list[tuple[str, str, str, str, Callable[[str], bool]]] = [
      "RDMA_Write_imm Bidirectional BW Test", bw_pos),
     ("write_bw/old-post", "write_bw", "--write_with_imm --use_old_post_send -n 200 -q 2",
      "RDMA_Write_imm BW Test", bw_pos),
+    # the server consumes the client's warm-up writes apart: counted in its
+    # run they would end it early and leave the client's last writes without
+    # receives (RNR until the run fails)
+    ("write_bw/warm-up", "write_bw", "--write_with_imm --perform_warm_up -n 200 -q 2 -s 4096",
+     "RDMA_Write_imm BW Test", bw_pos),
+    ("write_bw/warm-up-bidir", "write_bw", "--write_with_imm --perform_warm_up -b -n 200 -s 4096",
+     "RDMA_Write_imm Bidirectional BW Test", bw_pos),
     ("write_lat/rc", "write_lat", "--write_with_imm -n 100", "RDMA_Write_imm Latency Test", lat_pos),
     ("write_lat/uc", "write_lat", "--write_with_imm -c UC -n 100", "RDMA_Write_imm Latency Test",
      lat_pos),

@@ -513,6 +513,48 @@ static void test_bw_warm_up(void **state)
 	fake_free(f);
 }
 
+/* --perform_warm_up --write_with_imm, the receiver: the peer's warm-up
+ * writes (tx_depth per QP) are consumed and their receives reposted, so the
+ * run starts with its preposted receives and counts exactly its own. */
+static void test_bw_warm_up_recv(void **state)
+{
+	struct pt_loop l;
+	struct pt_bw_meas m;
+	const uint64_t iters = 300;
+	struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE_WITH_IMM, iters, false);
+	uint64_t pre = (uint64_t)f->run.rx_depth, warm;
+
+	(void)state;
+	l.opt.imm = true;
+	f->imm_in = 1;
+	warm = pt_warm_up_iters(&l);
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(pt_post_recv(&l, i, pre), 0);
+	/* as on the wire: the sender's warm-up on every QP ends before its run */
+	for (int i = 0; i < NQP; i++)
+		for (uint64_t k = 0; k < warm; k++)
+			deliver(f, i);
+	assert_int_equal(pt_run_bw_warm_up_recv(&l, pre), 0);
+	assert_int_equal(f->recvs, (pre + warm) * NQP);   /* each warm-up receive reposted */
+	for (int i = 0; i < NQP; i++) {
+		assert_int_equal(f->qps[i].received, warm);
+		assert_int_equal(f->qps[i].recv_posted, pre);   /* as if just preposted */
+		assert_int_equal(f->rtail[i] - f->rhead[i], pre);   /* all outstanding */
+	}
+	/* the run's writes: the outstanding receives, then each as reposted */
+	for (int i = 0; i < NQP; i++)
+		for (uint64_t k = 0; k < pre; k++)
+			deliver(f, i);
+	f->arrive = true;
+	assert_int_equal(pt_run_bw_recv(&l, &m), 0);
+	assert_int_equal(m.msgs, iters * NQP);
+	assert_int_equal(f->recvs, (iters + warm) * NQP);
+	for (int i = 0; i < NQP; i++)
+		assert_int_equal(f->qps[i].received, iters);
+	pt_bw_meas_free(&m);
+	fake_free(f);
+}
+
 /* send_lat's client: ping, wait for the send, wait for the pong; every
  * iteration stamped in order; one receive reposted per pong. */
 static void test_lat_send_pingpong(void **state)
@@ -725,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_bw_send_old_api),
 		cmocka_unit_test(test_bw_poll_batch),
 		cmocka_unit_test(test_bw_warm_up),
+		cmocka_unit_test(test_bw_warm_up_recv),
 		cmocka_unit_test(test_bw_recv_post_list),
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_post_list_regressions),

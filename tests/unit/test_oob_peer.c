@@ -180,6 +180,71 @@ static void test_bind_source_and_ipv6(void **state)
 	pt_oob_close(&c);
 }
 
+/* A 6.29 peer with --data_validation (docs/wire-protocol.md §5.2): its GID
+ * key is 125 bytes with the tail-markers address after vaddr. The server
+ * plays it byte for byte; our client, with the option, must send the same
+ * form (tail address 0) and read the peer's. */
+static const char dv629_key[] =
+	"0000:0001:00abcd:00beef:00c0ffee:00007f0000002000:00007f0000ff0000:"
+	"00:00:00:00:00:00:00:00:00:00:ff:ff:0a:00:00:07:00000000:";
+static char dv_seen[PT_KEY_MSG_MAX + 1];
+static size_t dv_len;
+
+static int srv_dv629(struct srv *s)
+{
+	int r = pt_oob_xchg_versions(&s->c, 0);
+
+	memset(dv_seen, 0, sizeof(dv_seen));
+	if (!r)
+		r = pt_oob_exchange(&s->c, dv629_key, dv_seen, dv_len, "key");
+	return r;
+}
+
+static void test_data_validation_keys_629(void **state)
+{
+	static const char ours[] =
+		"0012:0001:000abc:123456:cafef00d:00007f9988776655:0000000000000000:"
+		"fe:80:00:00:00:00:00:00:00:00:00:00:00:00:00:99:00000042:";
+	struct pt_key k, mine = cli_key;
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t;
+	(void)state;
+
+	assert_int_equal(sizeof(dv629_key), 125);
+	dv_len = 125;
+	t = srv_start(&s, srv_dv629, "6.29");
+	cli_connect(&c, s.port, 5000);
+	c.data_validation = 1;
+	mine.tail_vaddr = 0;   /* ours has no tail markers */
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	assert_true(c.peer.key_dv_629);
+	assert_int_equal(pt_oob_xchg_key(&c, 1, &mine, &k), 0);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_memory_equal(dv_seen, ours, 125);
+	assert_int_equal(k.qpn, 0xabcd);
+	assert_int_equal(k.psn, 0xbeef);
+	assert_true(k.vaddr == 0x7f0000002000ull && k.tail_vaddr == 0x7f0000ff0000ull);
+	assert_int_equal(k.gid[15], 7);
+
+	/* the same option with a 6.06 peer: 108 bytes, as before; the 125-byte
+	 * message from a "6.29" peer read by a client without the option: refused */
+	dv_len = 108;
+	t = srv_start(&s, srv_dv629, "6.06");
+	cli_connect(&c, s.port, 5000);
+	c.data_validation = 1;
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	assert_false(c.peer.key_dv_629);
+	assert_int_equal(pt_oob_xchg_key(&c, 1, &mine, &k), -EPROTO);
+	assert_non_null(strstr(pt_oob_strerror(&c), "--data_validation is given on one side"));
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_int_equal(strlen(dv_seen), 107);   /* our 108-byte GID form */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_duplex_report_garbage_refused),
 		cmocka_unit_test(test_raw_barrier_content_ignored),
 		cmocka_unit_test(test_bind_source_and_ipv6),
+		cmocka_unit_test(test_data_validation_keys_629),
 	};
 	return cmocka_run_group_tests_name("oob_peer", tests, NULL, NULL);
 }

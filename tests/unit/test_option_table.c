@@ -138,7 +138,7 @@ static void test_limits(void **state)
 	bad(&pt_tool_read_lat, "--limit_msgrate=1", "--limit_msgrate is not available in ib_read_lat");
 }
 
-/* --ipv6-addr, --bind_source_ip (the TCP channel) and --wait_destroy. */
+/* --ipv6-addr, --bind_source_ip (TCP and rdma_cm channels) and --wait_destroy. */
 static void test_channel_and_wait_options(void **state)
 {
 	struct run *r;
@@ -155,9 +155,13 @@ static void test_channel_and_wait_options(void **state)
 	bad(&pt_tool_send_bw, "host --bind_source_ip=myhost", "expected a numeric IPv4 or IPv6");
 	bad(&pt_tool_send_bw, "host --bind_source_ip=10.0.0.256", "expected a numeric IPv4");
 	bad(&pt_tool_send_bw, "host --ipv6-addr --bind_source_ip=10.0.0.1", "is IPv4, but --ipv6-addr");
-	bad(&pt_tool_send_bw, "host -z --ipv6-addr", "--ipv6-addr with -z/-R is not implemented yet");
-	bad(&pt_tool_send_bw, "host -R --bind_source_ip=10.0.0.1",
-	    "--bind_source_ip with -z/-R is not implemented yet");
+	/* rdma_cm (-z, -R) takes both too: the cm id binds / resolves with them */
+	r = ok(&pt_tool_send_bw, "host -z --ipv6-addr");
+	assert_true(r->p.oob.ipv6_addr && r->p.conn.rdma_cm_oob);
+	r = ok(&pt_tool_send_bw, "host -R --bind_source_ip=10.0.0.1");
+	assert_string_equal(r->p.oob.source_ip, "10.0.0.1");
+	assert_true(r->p.conn.rdma_cm_qps);
+	bad(&pt_tool_send_bw, "host -R --ipv6-addr --bind_source_ip=10.0.0.1", "is IPv4, but --ipv6-addr");
 	r = ok(&pt_tool_atomic_bw, "host --wait_destroy=3");
 	assert_int_equal(r->p.traffic.wait_destroy, 3);
 	r = ok(&pt_tool_atomic_bw, "host");

@@ -411,7 +411,8 @@ static void test_tool_specific_options(void **state)
 	bad(&pt_tool_write_bw, "--use-srq", "option --use-srq is not available in ib_write_bw");
 	bad(&pt_tool_read_lat, "--use-srq", "not available");
 	bad(&pt_tool_send_bw, "--use-srq -q 4 -r 2", "must be at least the number of QPs");
-	bad(&pt_tool_send_bw, "--use-srq -R", "--use-srq with -R");
+	r = ok(&pt_tool_send_bw, "--use-srq -R");   /* rdma_create_qp with the SRQ */
+	assert_true(r->p.traffic.use_srq && r->p.conn.rdma_cm_qps);
 	/* --recv_post_list: SEND tools, at most -r */
 	r = ok(&pt_tool_send_bw, "");
 	assert_int_equal(r->p.traffic.recv_post_list, 1);
@@ -462,7 +463,8 @@ static void test_tool_specific_options(void **state)
 	assert_true(r->p.traffic.warm_up);
 	bad(&pt_tool_send_bw, "--perform_warm_up", "option --perform_warm_up is not available in ib_send_bw");
 	bad(&pt_tool_write_lat, "--perform_warm_up", "not available");
-	bad(&pt_tool_write_bw, "--perform_warm_up --write_with_imm", "not implemented yet");
+	r = ok(&pt_tool_write_bw, "--perform_warm_up --write_with_imm");   /* the receiver counts its writes */
+	assert_true(r->p.traffic.warm_up && r->p.traffic.with_imm);
 	/* --cqe_poll / --disable_dynamic_polling: BW tools, 1..65535 */
 	r = ok(&pt_tool_send_bw, "");
 	assert_int_equal(r->p.traffic.cqe_poll, 0);
@@ -700,7 +702,12 @@ static void test_pace_options(void **state)
 	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_units p", "not supported by the HW rate limiter");
 	bad(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW --typical_pkt_size 9",
 	    "--typical_pkt_size is for the HW rate limiter");
-	bad(&pt_tool_send_bw, "--rate_limit 1 -R", "--rate_limit_type HW with -R is not implemented yet");
+	/* upstream refuses -R with the HW limiter (its default type); SW is fine */
+	bad(&pt_tool_send_bw, "--rate_limit 1 -R",
+	    "The HW rate limiter (--rate_limit_type HW, the default type) is not allowed with rdma_cm QPs (-R)");
+	bad(&pt_tool_write_bw, "--rate_limit 1 --rate_limit_type HW -R", "use --rate_limit_type SW");
+	r = ok(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW -R");
+	assert_true(r->p.pace.limit_type == PT_RATE_LIMIT_SW && r->p.conn.rdma_cm_qps);
 	r = ok(&pt_tool_send_bw, "--rate_limit 1 --rate_limit_type SW -R");
 	assert_int_equal(r->p.pace.limit_type, PT_RATE_LIMIT_SW);
 	bad(&pt_tool_send_bw, "--rate_limit_type SW", "need --rate_limit");
@@ -730,7 +737,13 @@ static void test_pace_options(void **state)
 	r = ok(&pt_tool_send_bw, "peer");
 	assert_true(pt_bw_sender_side(&r->p));
 	bad(&pt_tool_send_lat, "--reversed", "option --reversed is not available in ib_send_lat");
-	bad(&pt_tool_send_bw, "--reversed -g", "--reversed with -g (multicast) is not implemented yet");
+	/* multicast: the roles swap, the server sends to the group */
+	r = ok(&pt_tool_send_bw, "--reversed -g");
+	assert_true(pt_bw_sender_side(&r->p) && r->p.mcast.enabled);
+	r = ok(&pt_tool_send_bw, "peer --reversed -g");
+	assert_false(pt_bw_sender_side(&r->p));
+	bad(&pt_tool_send_bw, "--reversed -g --connectionless --run_infinitely",
+	    "--connectionless is for a multicast receiver: -g, no server name and no --reversed");
 	bad(&pt_tool_send_bw, "--reply_every 2", "raw Ethernet");
 	bad(&pt_tool_read_lat, "--reply_every 2", "not supported by this build");
 }

@@ -100,6 +100,70 @@ static void test_key_gid_roundtrip(void **state)
 	assert_int_equal(pt_key_encode(&k, 1, buf, 107), -1);
 }
 
+/* 6.29 with --data_validation (docs/wire-protocol.md §5.2): the tail-markers
+ * address after vaddr makes 76 and 125 bytes; the forms do not mix. */
+static void test_key_dv_forms(void **state)
+{
+	static const char dv_txt[] =
+		"1234:0010:abcdef:123456:deadbeef:00007f1234567890:00007f12345a0000:00000000";
+	static const char dv_gid_txt[] =
+		"0000:0001:000abc:fedcba:00c0ffee:0000ffff00001000:0000ffff00ff0040:"
+		"00:00:00:00:00:00:00:00:00:00:ff:ff:c0:a8:01:0a:00000000:";
+	struct pt_key k = sample_key(), g = sample_gid_key(), got;
+	char buf[PT_KEY_MSG_MAX];
+	(void)state;
+
+	assert_int_equal(pt_key_msg_size_dv(0, 1), 76);
+	assert_int_equal(pt_key_msg_size_dv(1, 1), 125);
+	assert_int_equal(pt_key_msg_size_dv(0, 0), 59);
+	assert_int_equal(pt_key_msg_size_dv(1, 0), 108);
+	assert_int_equal(sizeof(dv_txt), 76);
+	assert_int_equal(sizeof(dv_gid_txt), 125);
+	k.tail_vaddr = 0x00007f12345a0000ull;
+	assert_int_equal(pt_key_encode_dv(&k, 0, 1, buf, sizeof(buf)), 76);
+	assert_memory_equal(buf, dv_txt, 76);
+	assert_int_equal(pt_key_parse_dv(buf, 76, 0, 1, &got), 0);
+	assert_key_equal(&k, &got);
+	assert_true(got.tail_vaddr == k.tail_vaddr);
+	g.tail_vaddr = 0x0000ffff00ff0040ull;
+	assert_int_equal(pt_key_encode_dv(&g, 1, 1, buf, sizeof(buf)), 125);
+	assert_memory_equal(buf, dv_gid_txt, 125);
+	assert_int_equal(pt_key_parse_dv(buf, 125, 1, 1, &got), 0);
+	assert_key_equal(&g, &got);
+	assert_true(got.tail_vaddr == g.tail_vaddr);
+	/* without dv the old forms, tail_vaddr not carried */
+	assert_int_equal(pt_key_encode_dv(&k, 0, 0, buf, sizeof(buf)), 59);
+	assert_int_equal(pt_key_parse_dv(buf, 59, 0, 0, &got), 0);
+	assert_true(got.tail_vaddr == 0);
+	/* a form parsed as the other, and short buffers, are refused */
+	assert_int_equal(pt_key_parse_dv(dv_txt, 76, 0, 0, &got), -1);
+	assert_int_equal(pt_key_parse_dv(dv_txt, 76, 1, 1, &got), -1);
+	assert_int_equal(pt_key_parse_dv(dv_gid_txt, 125, 0, 1, &got), -1);
+	memcpy(buf, dv_txt, 76);
+	buf[50] = ';';   /* not a hex digit: tail_vaddr's first */
+	assert_int_equal(pt_key_parse_dv(buf, 76, 0, 1, &got), -1);
+	assert_int_equal(got.qpn, 0);   /* left zeroed */
+	assert_int_equal(pt_key_encode_dv(&k, 0, 1, buf, 75), -1);
+	assert_int_equal(pt_key_encode_dv(&g, 1, 1, buf, 124), -1);
+}
+
+/* Which peers get 6.29's --data_validation keys: a 6.29+ peer, or any
+ * when we play 6.29 (the rule of the raw layout). */
+static void test_peer_rules_key_dv(void **state)
+{
+	static const struct { const char *peer, *ours; int dv; } t[] = {
+		{ "6.06", "6.06", 0 }, { "6.28", "6.06", 0 }, { "6.29", "6.06", 1 },
+		{ "7.1", "6.06", 1 }, { "6.06", "6.29", 1 }, { NULL, "6.06", 0 },
+	};
+	struct pt_peer_rules r;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(pt_peer_rules_init(&r, t[i].peer, t[i].ours), 0);
+		assert_int_equal(r.key_dv_629, t[i].dv);
+	}
+}
+
 static void test_key_uppercase_accepted(void **state)
 {
 	(void)state;
@@ -627,6 +691,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_plain_roundtrip),
 		cmocka_unit_test(test_key_gid_roundtrip),
+		cmocka_unit_test(test_key_dv_forms),
+		cmocka_unit_test(test_peer_rules_key_dv),
 		cmocka_unit_test(test_key_uppercase_accepted),
 		cmocka_unit_test(test_key_corrupt_rejected),
 		cmocka_unit_test(test_key_mutations),
