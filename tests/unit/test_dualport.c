@@ -16,6 +16,8 @@
 #include "options_harness.h"
 #include "perftest/engine/engine.h"
 #include "perftest/report/report.h"
+#include "perftest/report/results.h"
+#include "perftest/wire/wire.h"
 
 /* A device with two active ports, distinct LIDs and GIDs, and QPs in a context. */
 struct fake_dev {
@@ -191,6 +193,77 @@ static void test_header_line(void **state)
 	free(f);
 }
 
+/* --report-per-port arithmetic: each port's BW and message rate are the
+ * run's formulas over that port's messages (facts §5.7 iters_per_port),
+ * in MiB/s and in Gb/s; the -b sum adds them port by port. */
+static void test_per_port_arithmetic(void **state)
+{
+	struct pt_bw_input in = { .size = 4096, .iters = 4000, .msgs = 4000, .elapsed_ns = 2000000000ull,
+				  .per_port = true, .msgs_port = { 3000, 1000 } };
+	struct pt_bw_result r, sum;
+
+	(void)state;
+	assert_int_equal(pt_bw_compute(&in, &r), 0);
+	assert_true(r.per_port);
+	assert_float_equal(r.bw_avg_port[0], 4096.0 * 3000 / 2 / 1048576.0, 1e-9);
+	assert_float_equal(r.bw_avg_port[1], 4096.0 * 1000 / 2 / 1048576.0, 1e-9);
+	assert_float_equal(r.msg_rate_port[0], 3000 / 2 / 1e6, 1e-12);
+	assert_float_equal(r.msg_rate_port[1], 1000 / 2 / 1e6, 1e-12);
+	assert_float_equal(r.bw_avg_port[0] + r.bw_avg_port[1], r.bw_avg, 1e-9);
+	assert_int_equal(pt_bw_sum(&r, &r, &sum), 0);
+	assert_float_equal(sum.bw_avg_port[1], 2 * r.bw_avg_port[1], 1e-9);
+	in.gbits = true;
+	assert_int_equal(pt_bw_compute(&in, &r), 0);
+	assert_float_equal(r.bw_avg_port[1], 4096.0 * 1000 / 2 / 125000000.0, 1e-12);
+	in.per_port = false;   /* without the option nothing is filled */
+	assert_int_equal(pt_bw_compute(&in, &r), 0);
+	assert_false(r.per_port);
+	assert_float_equal(r.bw_avg_port[0], 0, 0);
+}
+
+/* The report exchange's four per-port fields: each encodes to 8 bytes and
+ * decodes into its own slot (port 1 and port 2 not swapped). */
+static void test_per_port_wire_fields(void **state)
+{
+	struct pt_bw_report a = { .per_port = true, .bw_avg_port = { 11.5, 22.25 },
+				  .msg_rate_port = { 0.125, 0.375 } }, b;
+	const enum pt_bw_field f[4] = { PT_BW_AVG_P1, PT_BW_MSGRATE_P1, PT_BW_AVG_P2, PT_BW_MSGRATE_P2 };
+	uint8_t buf[8];
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(pt_bw_field_encode(&a, f[k], 8, buf), 8);
+		assert_int_equal(pt_bw_field_decode(&b, f[k], 8, buf), 8);
+	}
+	assert_float_equal(b.bw_avg_port[0], 11.5, 0);
+	assert_float_equal(b.bw_avg_port[1], 22.25, 0);
+	assert_float_equal(b.msg_rate_port[0], 0.125, 0);
+	assert_float_equal(b.msg_rate_port[1], 0.375, 0);
+}
+
+/* The per-port lines under the BW row, only with the option. */
+static void test_per_port_lines(void **state)
+{
+	struct pt_bw_result r = { .size = 65536, .iters = 10, .bw_avg = 3, .msg_rate = 0.5,
+				  .per_port = true, .bw_avg_port = { 1.25, 1.75 },
+				  .msg_rate_port = { 0.2, 0.3 } };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	pt_report_bw_row(f, &r);
+	r.per_port = false;
+	pt_report_bw_row(f, &r);
+	fclose(f);
+	assert_non_null(strstr(buf, " Port 1: BW average[MiB/sec]  1.25   \t MsgRate[Mpps]  0.200000\n"));
+	assert_non_null(strstr(buf, " Port 2: BW average[MiB/sec]  1.75   \t MsgRate[Mpps]  0.300000\n"));
+	assert_null(strstr(strstr(buf, " Port 2") + 1, " Port 1"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +271,9 @@ int main(void)
 		cmocka_unit_test(test_one_port_path_unchanged),
 		cmocka_unit_test(test_one_port_device_refused),
 		cmocka_unit_test(test_header_line),
+		cmocka_unit_test(test_per_port_arithmetic),
+		cmocka_unit_test(test_per_port_wire_fields),
+		cmocka_unit_test(test_per_port_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
