@@ -17,6 +17,7 @@
 #include "perftest/engine/engine.h"
 #include "perftest/report/report.h"
 #include "perftest/report/results.h"
+#include "perftest/report/json.h"
 #include "perftest/wire/wire.h"
 
 /* A device with two active ports, distinct LIDs and GIDs, and QPs in a context. */
@@ -264,6 +265,34 @@ static void test_per_port_lines(void **state)
 	free(buf);
 }
 
+/* JSON: "Dual_port": "ON" and the four per-port fields, only with the option. */
+static void test_per_port_json(void **state)
+{
+	struct pt_test_info in = { .test_name = "RDMA_Write BW Test", .dual_port = true,
+				   .device = "fake0", .num_qps = 4, .transport = "IB", .connection = "RC",
+				   .pcie_relax = "ON", .tx_depth = 128, .rx_depth = -1, .cq_mod = 100,
+				   .mtu = 1024, .link_type = "IB", .gid_index = -1,
+				   .data_ex_method = "Ethernet", .tos = -1 };
+	struct pt_bw_result r = { .size = 65536, .iters = 10, .bw_avg = 3, .msg_rate = 0.5,
+				  .per_port = true, .bw_avg_port = { 1.25, 1.75 },
+				  .msg_rate_port = { 0.2, 0.3 } };
+	struct pt_json *j = pt_json_begin(&in, PT_REPORT_FULL);
+	char *text;
+
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(pt_json_add_bw(j, &r), 0);
+	text = pt_json_dumps(j);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"Dual_port\": \"ON\""));
+	assert_non_null(strstr(text, "\"bw_avg_p1\": 1.25"));
+	assert_non_null(strstr(text, "\"msgRate_avg_p1\": 0.2"));
+	assert_non_null(strstr(text, "\"bw_avg_p2\": 1.75"));
+	assert_non_null(strstr(text, "\"msgRate_avg_p2\": 0.3"));
+	free(text);
+	pt_json_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_per_port_arithmetic),
 		cmocka_unit_test(test_per_port_wire_fields),
 		cmocka_unit_test(test_per_port_lines),
+		cmocka_unit_test(test_per_port_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
