@@ -154,7 +154,8 @@ static void test_one_port_device_refused(void **state)
 	c.dev.dev_attr.orig_attr.phys_port_cnt = 1;
 	snprintf(c.dev.devname, sizeof(c.dev.devname), "rxe0");
 	assert_int_equal(port_check(&c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "--dualport needs a device with two ports: rxe0 has 1 (phys_port_cnt)"));
+	assert_non_null(strstr(err, "--dualport needs a device with two ports: rxe0 has 1"
+				 " (phys_port_cnt)"));
 	assert_null(c.res.qps);
 }
 

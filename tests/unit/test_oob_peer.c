@@ -43,7 +43,8 @@ static void garbage_report(bool duplex)
 	struct srv s;
 	struct pt_oob c;
 	pthread_t t = srv_start(&s, srv_garbage_report, NULL);
-	const struct pt_bw_report mine = { .size = 65536, .iters = 5000, .bw_peak = 2.0, .bw_avg = 1.5, .msg_rate = 0.25 };
+	const struct pt_bw_report mine = { .size = 65536, .iters = 5000,
+		.bw_peak = 2.0, .bw_avg = 1.5, .msg_rate = 0.25 };
 	struct pt_bw_report theirs;
 
 	cli_connect(&c, s.port, 5000);
