@@ -229,7 +229,9 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 
 		while (pt_mtu_bytes(want) < (unsigned)p->dev.mtu && want < IBV_MTU_4096)
 			want++;
-		if (pt_mtu_bytes(want) != (unsigned)p->dev.mtu || want > c->dev.port_attr.max_mtu) {
+		/* -O: the MTU must fit the second port too */
+		if (pt_mtu_bytes(want) != (unsigned)p->dev.mtu || want > c->dev.port_attr.max_mtu ||
+		    (p->addr.dualport && want > c->dev.port2_attr.max_mtu)) {
 			fprintf(stderr, " MTU %d is not valid for port %d of %s (max %u)\n",
 				p->dev.mtu, port, c->dev.devname, pt_mtu_bytes(c->dev.port_attr.max_mtu));
 			return -1;
