@@ -41,13 +41,13 @@ static bool gid_is_link_local(const union ibv_gid *g)
 
 /* Automatic GID on RoCE (docs/wire-protocol.md §5.4): prefer IPv4 (IPv6 with
  * --ipv6), then not link-local, then RoCE v2; the first index wins ties. */
-static int pick_gid_index(struct pt_ctx *c, int port)
+static int pick_gid_index(struct pt_ctx *c, int port, const struct ibv_port_attr *pa)
 {
 	bool want_v6 = c->p->addr.ipv6_gid;
 
 	int best = -1, best_score = -1;
 
-	for (int i = 0; i < c->dev.port_attr.gid_tbl_len; i++) {
+	for (int i = 0; i < pa->gid_tbl_len; i++) {
 		struct ibv_gid_entry e;
 		int score;
 
@@ -122,12 +122,56 @@ void pt_ctx_init(struct pt_ctx *c)
 	pt_oob_init(&c->peer.oob);
 }
 
+/* -O: the second port's attributes and GID, as the first's (same -x, or
+ * the automatic pick on RoCE); QPs of the second half use them
+ * (pt_qp_port). The run MTU is the smaller active MTU, so every QP's path
+ * MTU fits its own port. */
+static int open_port2(struct pt_ctx *c)
+{
+	struct pt_dev *d = &c->dev;
+	int port = d->port2 = c->p->dev.ib_port == 1 ? 2 : 1, rc;
+	struct ibv_gid_entry e;
+
+	rc = ibv_query_port(d->verbs, (uint8_t)port, &d->port2_attr);
+	if (rc) {
+		pt_err_call("ibv_query_port", pt_err_code(rc), "--dualport: couldn't query port %d of %s",
+			    port, d->devname);
+		return -1;
+	}
+	if (d->port2_attr.state != IBV_PORT_ACTIVE) {
+		fprintf(stderr, " --dualport: port %d of %s is not ACTIVE\n", port, d->devname);
+		return -1;
+	}
+	if ((d->port2_attr.link_layer == IBV_LINK_LAYER_ETHERNET) != d->is_roce) {
+		fprintf(stderr, " --dualport: ports %d and %d of %s have different link layers\n",
+			c->p->dev.ib_port, port, d->devname);
+		return -1;
+	}
+	d->gid_index2 = d->gid_index;
+	if (d->is_roce && !c->p->dev.gid_index_given)
+		d->gid_index2 = pick_gid_index(c, port, &d->port2_attr);
+	if (d->gid_index >= 0 && d->gid_index2 < 0)
+		d->gid_index2 = 0;
+	if (d->gid_index2 >= d->port2_attr.gid_tbl_len ||
+	    (d->gid_index2 >= 0 &&
+	     (ibv_query_gid_ex(d->verbs, port, d->gid_index2, &e, 0) || gid_is_zero(&e.gid)))) {
+		fprintf(stderr, " --dualport: GID index %d of %s port %d is empty or out of range\n",
+			d->gid_index2, d->devname, port);
+		return -1;
+	}
+	if (d->gid_index2 >= 0)
+		d->gid2 = e.gid;
+	if (d->port2_attr.active_mtu < d->port_attr.active_mtu)
+		c->run.mtu = d->port2_attr.active_mtu;
+	return 0;
+}
+
 int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 {
 	int port = p->dev.ib_port, rc;
 
 	c->p = p;
-	c->res.num_qps = p->conn.num_qps;
+	c->res.num_qps = pt_qps_total(p);
 	if (p->conn.rdma_cm_qps ? open_cm_device(c, p->dev.ib_devname)
 				: open_by_name(c, p->dev.ib_devname))
 		return -1;
@@ -156,7 +200,7 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 		return -1;
 	c->dev.gid_index = p->dev.gid_index;
 	if (c->dev.is_roce && !p->dev.gid_index_given)
-		c->dev.gid_index = pick_gid_index(c, port);
+		c->dev.gid_index = pick_gid_index(c, port, &c->dev.port_attr);
 	if ((c->dev.is_roce || p->mcast.enabled) && c->dev.gid_index < 0)
 		c->dev.gid_index = 0;
 	if (c->dev.gid_index >= c->dev.port_attr.gid_tbl_len) {
@@ -178,12 +222,16 @@ int pt_dev_open(struct pt_ctx *c, const struct pt_params *p)
 	}
 	c->peer.use_gid = c->dev.gid_index >= 0;
 	c->run.mtu = c->dev.port_attr.active_mtu;
+	if (p->addr.dualport && open_port2(c))
+		return -1;
 	if (p->dev.mtu) {
 		enum ibv_mtu want = IBV_MTU_256;
 
 		while (pt_mtu_bytes(want) < (unsigned)p->dev.mtu && want < IBV_MTU_4096)
 			want++;
-		if (pt_mtu_bytes(want) != (unsigned)p->dev.mtu || want > c->dev.port_attr.max_mtu) {
+		/* -O: the MTU must fit the second port too */
+		if (pt_mtu_bytes(want) != (unsigned)p->dev.mtu || want > c->dev.port_attr.max_mtu ||
+		    (p->addr.dualport && want > c->dev.port2_attr.max_mtu)) {
 			fprintf(stderr, " MTU %d is not valid for port %d of %s (max %u)\n",
 				p->dev.mtu, port, c->dev.devname, pt_mtu_bytes(c->dev.port_attr.max_mtu));
 			return -1;

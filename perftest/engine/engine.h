@@ -40,6 +40,11 @@ struct pt_dev {
 	/* -R: rdma_cm's device list (verbs is one of them) */
 	struct ibv_context **cm_devices;
 	struct pt_place place;      /* where we run and allocate (placement.h) */
+	/* -O/--dualport: the other port (the fields above are the -i port's) */
+	int port2;
+	struct ibv_port_attr port2_attr;
+	int gid_index2;
+	union ibv_gid gid2;
 };
 
 /* The peer: the out-of-band channel and what it told us. */
@@ -95,8 +100,10 @@ int pt_resources_create(struct pt_ctx *c);
  * exists (ours or rdma_cm's), its place in the context. */
 void pt_qp_init_attr(const struct pt_ctx *c, struct ibv_qp_init_attr_ex *a);
 void pt_qp_adopt(struct pt_ctx *c, int i, struct ibv_qp *qp);
-/* Our QP i (not rdma_cm's), in INIT. */
+/* Our QP i (not rdma_cm's), in INIT; pt_qp_init_state: its INIT attributes
+ * into *init, returning the attribute mask. */
 int pt_qp_create(struct pt_ctx *c, int i);
+int pt_qp_init_state(const struct pt_ctx *c, int i, struct ibv_qp_attr *init);
 /* Tear everything down (safe on a partly built context). */
 void pt_ctx_destroy(struct pt_ctx *c);
 /* ibv_mtu enum -> bytes. */
@@ -108,7 +115,39 @@ int pt_port_options_check(struct pt_ctx *c);
 /* -W: read the counters now; 0 or -1 with why. */
 int pt_port_counters_snap(struct pt_ctx *c, uint64_t *vals, char *why, size_t why_len);
 
+/* The QPs of the run: -q, doubled by -O (facts: "2 ports, doubles QPs"). */
+static inline int pt_qps_total(const struct pt_params *p)
+{
+	return p->conn.num_qps * (p->addr.dualport ? 2 : 1);
+}
+/* -O/--dualport: QP i's port, GID index, GID and LID. The first half of the
+ * QPs is on the -i port, the second half on the other one (the facts say
+ * only "2 ports, doubles QPs"); without -O every QP is on the -i port. */
+static inline bool pt_qp_on_port2(const struct pt_ctx *c, int i)
+{
+	return c->p->addr.dualport && i >= c->res.num_qps / 2;
+}
+static inline int pt_qp_port(const struct pt_ctx *c, int i)
+{
+	return pt_qp_on_port2(c, i) ? c->dev.port2 : c->p->dev.ib_port;
+}
+static inline int pt_qp_gid_index(const struct pt_ctx *c, int i)
+{
+	return pt_qp_on_port2(c, i) ? c->dev.gid_index2 : c->dev.gid_index;
+}
+static inline const union ibv_gid *pt_qp_gid(const struct pt_ctx *c, int i)
+{
+	return pt_qp_on_port2(c, i) ? &c->dev.gid2 : &c->dev.gid;
+}
+static inline uint16_t pt_qp_lid(const struct pt_ctx *c, int i)
+{
+	return pt_qp_on_port2(c, i) ? c->dev.port2_attr.lid : c->dev.port_attr.lid;
+}
+
 /* qp.c ----------------------------------------------------------------------------- */
+/* QP i's address vector toward the peer's key rem (RTR; UD senders' AH). */
+void pt_ah_attr_fill(const struct pt_ctx *c, int i, const struct pt_key *rem,
+		     struct ibv_ah_attr *ah);
 /* Our key message for QP i (after pt_resources_create). */
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k);
 /* RTR (and RTS when we send), AHs for UD senders, from c->peer.rem_keys. */

@@ -42,6 +42,7 @@ struct pt_loop_opts {
 	double pace_bytes_ps;       /* bytes per second (M, g): per message by the run's size */
 	unsigned pace_burst;        /* WRs per burst (--burst_size) */
 	uint64_t lat_gap_ns;        /* latency tools: a pause before each post */
+	int port2_first_qp;         /* -O: QPs from here on are port 2's; 0: one port */
 };
 
 /* --run_infinitely: called every period with the messages of that period. */
@@ -118,6 +119,7 @@ struct pt_bw_meas {
 	struct pt_bw_peak *peak;    /* the BW peak as the run goes, NULL without */
 	double cpu_util;            /* --cpu_util percent, < 0 when not measured */
 	bool interrupted;           /* SIGINT: msgs and elapsed_ns so far */
+	uint64_t msgs_port[2];      /* -O: msgs split by the QPs' port (1, 2) */
 };
 /* Each fills *m (0 on success; -1 after an error said on stderr, or
  * interrupted with what was measured so far). */

@@ -33,6 +33,8 @@ void pt_loop_view(struct pt_ctx *c, struct pt_loop *l)
 		/* --cqe_poll fixes the batch, as does --disable_dynamic_polling */
 		.poll_batch = p->traffic.cqe_poll ? (unsigned)p->traffic.cqe_poll : PT_POLL_BATCH_MIN,
 		.poll_dynamic = !p->traffic.cqe_poll && !p->traffic.no_dynamic_poll,
+		/* -O: the second half of the QPs is port 2's (pt_qp_port) */
+		.port2_first_qp = p->addr.dualport ? c->res.num_qps / 2 : 0,
 		/* pace: only the SW limiter is the loop's; HW is set on the QPs */
 		.pace_pps = p->pace.limit_type == PT_RATE_LIMIT_SW &&
 			    p->pace.rate_units == PT_RATE_PPS ? p->pace.rate_limit : 0,

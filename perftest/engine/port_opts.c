@@ -57,11 +57,6 @@ int pt_port_options_check(struct pt_ctx *c)
 			" (phys_port_cnt)\n", c->dev.devname, c->dev.dev_attr.orig_attr.phys_port_cnt);
 		return -1;
 	}
-	if (a->dualport) {
-		fprintf(stderr, " --dualport on a device with two ports is not implemented yet"
-			" (docs/option-parity.md)\n");
-		return -1;
-	}
 	if (check_pkey(c))
 		return -1;
 	if (a->num_counters && pt_port_counters_snap(c, c->out.counters_before, why, sizeof(why))) {

@@ -9,15 +9,15 @@
 void pt_key_fill(struct pt_ctx *c, int i, struct pt_key *k)
 {
 	memset(k, 0, sizeof(*k));
-	k->lid = c->dev.port_attr.lid;
+	k->lid = pt_qp_lid(c, i);
 	k->out_reads = (uint16_t)c->run.out_reads;
 	k->qpn = c->res.qps[i].qp->qp_num;
 	k->psn = c->res.qps[i].psn;
 	k->rkey = (c->res.qps[i].mr ? c->res.qps[i].mr : c->res.mr)->rkey ^ (pt_test_break_rkey ? 0x5a5a00u : 0);
 	k->vaddr = (uint64_t)(uintptr_t)c->res.qps[i].recv_buf;
-	k->gid_index = c->dev.gid_index;
-	if (c->dev.gid_index >= 0)
-		memcpy(k->gid, c->dev.gid.raw, 16);
+	k->gid_index = pt_qp_gid_index(c, i);
+	if (k->gid_index >= 0)
+		memcpy(k->gid, pt_qp_gid(c, i)->raw, 16);
 }
 
 /* The GRH flow label of QP i: --flow_label's list, cycled over the QPs. */
@@ -28,18 +28,19 @@ static uint32_t flow_label_of(const struct pt_params *p, int i)
 	return n ? (uint32_t)p->addr.flow_labels[i % n] : 0;
 }
 
-static void fill_ah_attr(struct pt_ctx *c, int i, const struct pt_key *rem, struct ibv_ah_attr *ah)
+void pt_ah_attr_fill(const struct pt_ctx *c, int i, const struct pt_key *rem,
+		     struct ibv_ah_attr *ah)
 {
 	const struct pt_params *p = c->p;
 
 	memset(ah, 0, sizeof(*ah));
 	ah->dlid = rem->lid;
 	ah->sl = (uint8_t)p->dev.sl;
-	ah->port_num = (uint8_t)p->dev.ib_port;
-	if (c->dev.gid_index >= 0) {
+	ah->port_num = (uint8_t)pt_qp_port(c, i);
+	if (pt_qp_gid_index(c, i) >= 0) {
 		ah->is_global = 1;
 		memcpy(ah->grh.dgid.raw, rem->gid, 16);
-		ah->grh.sgid_index = (uint8_t)c->dev.gid_index;
+		ah->grh.sgid_index = (uint8_t)pt_qp_gid_index(c, i);
 		ah->grh.hop_limit = 0xff;
 		ah->grh.traffic_class = (uint8_t)p->dev.tclass;
 		ah->grh.flow_label = flow_label_of(p, i);
@@ -58,7 +59,7 @@ static int to_rtr_rts(struct pt_ctx *c, int i, bool will_send)
 		a.path_mtu = c->run.mtu;
 		a.dest_qp_num = rem->qpn;
 		a.rq_psn = rem->psn;
-		fill_ah_attr(c, i, rem, &a.ah_attr);
+		pt_ah_attr_fill(c, i, rem, &a.ah_attr);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (p->conn.type == PT_CONN_RC) {
 			a.max_dest_rd_atomic = (uint8_t)c->run.out_reads;
@@ -103,7 +104,7 @@ int pt_qps_connect(struct pt_ctx *c, bool will_send)
 		if (c->p->conn.type == PT_CONN_UD && will_send) {
 			struct ibv_ah_attr ah;
 
-			fill_ah_attr(c, i, &c->peer.rem_keys[i], &ah);
+			pt_ah_attr_fill(c, i, &c->peer.rem_keys[i], &ah);
 			c->res.qps[i].ah = ibv_create_ah(c->res.pd, &ah);
 			if (!c->res.qps[i].ah) {
 				fprintf(stderr, " Failed to create AH for QP %d: %s\n", i, strerror(errno));

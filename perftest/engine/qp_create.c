@@ -65,16 +65,32 @@ void pt_qp_adopt(struct pt_ctx *c, int i, struct ibv_qp *qp)
 	q->mr = c->res.qp_mrs ? c->res.qp_mrs[i] : NULL;
 }
 
-int pt_qp_create(struct pt_ctx *c, int i)
+int pt_qp_init_state(const struct pt_ctx *c, int i, struct ibv_qp_attr *init)
 {
 	const struct pt_params *p = c->p;
-	struct ibv_qp_init_attr_ex a;
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = (uint16_t)p->addr.pkey_index,   /* checked: port_opts.c */
-		.port_num = (uint8_t)p->dev.ib_port,
-	};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	memset(init, 0, sizeof(*init));
+	init->qp_state = IBV_QPS_INIT;
+	init->pkey_index = (uint16_t)p->addr.pkey_index;   /* checked: port_opts.c */
+	init->port_num = (uint8_t)pt_qp_port(c, i);
+	if (p->conn.type == PT_CONN_UD) {
+		init->qkey = PT_QKEY;
+		mask |= IBV_QP_QKEY;
+	} else {
+		init->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (p->conn.type == PT_CONN_RC)
+			init->qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	return mask;
+}
+
+int pt_qp_create(struct pt_ctx *c, int i)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp_attr init;
+	int mask;
 	struct ibv_qp *qp;
 
 	pt_qp_init_attr(c, &a);
@@ -86,15 +102,7 @@ int pt_qp_create(struct pt_ctx *c, int i)
 		return -1;
 	}
 	pt_qp_adopt(c, i, qp);
-	if (p->conn.type == PT_CONN_UD) {
-		init.qkey = PT_QKEY;
-		mask |= IBV_QP_QKEY;
-	} else {
-		init.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-		if (p->conn.type == PT_CONN_RC)
-			init.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
+	mask = pt_qp_init_state(c, i, &init);
 	if (ibv_modify_qp(qp, &init, mask)) {
 		fprintf(stderr, " Failed to modify QP %d to INIT: %s\n", i, strerror(errno));
 		return -1;

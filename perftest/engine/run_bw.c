@@ -102,6 +102,12 @@ static void window_init(struct window *w, const struct pt_loop_opts *o, uint64_t
 	w->stall_ns = o->stall_ns;
 }
 
+/* -O: 0 for a QP of port 1, 1 for port 2 (--report-per-port's counts). */
+static int port_of(const struct pt_loop *l, int qp)
+{
+	return l->opt.port2_first_qp > 0 && qp >= l->opt.port2_first_qp;
+}
+
 static bool in_sample(const struct window *w, uint64_t now)
 {
 	return !w->duration || (now >= w->t_sample && now < w->t_stop);
@@ -337,8 +343,10 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 		if (m->peak && pt_bw_peak_complete(m->peak, credit, now))
 			return peak_nomem();
 		*done_total += credit;
-		if (in_sample(w, now))
+		if (in_sample(w, now)) {
 			m->msgs += credit;
+			m->msgs_port[port_of(l, pt_wrid_qp(wc[k].wr_id))] += credit;
+		}
 	}
 	PT_TEST_STOP(PT_STAGE_RUN);
 	return n;
@@ -457,8 +465,10 @@ static int poll_recv(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 		i = pt_wrid_qp(wc[k].wr_id);
 		l->res->qps[i].received++;
 		(*got)++;
-		if (in_sample(w, now))
+		if (in_sample(w, now)) {
 			m->msgs++;
+			m->msgs_port[port_of(l, i)]++;
+		}
 		if (pt_recv_repost(l, i, w->duration))
 			return -1;
 	}

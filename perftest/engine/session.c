@@ -288,6 +288,7 @@ int pt_session_print_header(struct pt_ctx *c)
 		.events_name = c->dev.devname,
 		.events_vector = p->vector_given ? p->comp_vector : 0,
 		.mcast_ud = p->mcast.enabled,
+		.dual_port = p->addr.dualport,
 		.device = c->dev.devname,
 		.num_qps = c->res.num_qps,
 		.transport = c->dev.verbs->device->transport_type == IBV_TRANSPORT_IWARP ? "IW" : "IB",

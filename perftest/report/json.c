@@ -258,6 +258,12 @@ int pt_json_add_bw(struct pt_json *j, const struct pt_bw_result *r)
 		err |= set_str(o, "BW_units", r->gbits ? "Gb/s" : "MiB/s");
 		if (r->has_cpu_util)
 			err |= set_real(o, "CPU_util", r->cpu_util);
+		if (r->per_port) { /* --report-per-port: additive, the R exchange's names */
+			err |= set_real(o, "bw_avg_p1", r->bw_avg_port[0]);
+			err |= set_real(o, "msgRate_avg_p1", r->msg_rate_port[0]);
+			err |= set_real(o, "bw_avg_p2", r->bw_avg_port[1]);
+			err |= set_real(o, "msgRate_avg_p2", r->msg_rate_port[1]);
+		}
 	}
 	return add_row(j, o, err);
 }

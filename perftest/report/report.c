@@ -142,6 +142,11 @@ int pt_report_bw_row(FILE *f, const struct pt_bw_result *r)
 		fprintf(f, "\t    %-3.2f\n", r->cpu_util);
 	else
 		fputc('\n', f);
+	/* --report-per-port: one line per port under the row (the facts give
+	 * the figures, not upstream's layout: ours, docs/option-parity.md) */
+	for (int k = 0; r->per_port && k < 2; k++)
+		fprintf(f, " Port %d: BW average[%s]  %-7.2lf\t MsgRate[Mpps]  %-7.6lf\n", k + 1,
+			r->gbits ? "Gb/sec" : "MiB/sec", r->bw_avg_port[k], r->msg_rate_port[k]);
 	return done(f);
 }
 

@@ -27,6 +27,11 @@ int pt_bw_compute(const struct pt_bw_input *in, struct pt_bw_result *out)
 	out->gbits = in->gbits;
 	out->bw_avg = (double)in->size * (double)in->msgs / secs / unit;
 	out->msg_rate = (double)in->msgs / secs / 1e6;
+	out->per_port = in->per_port;
+	for (int k = 0; in->per_port && k < 2; k++) {
+		out->bw_avg_port[k] = (double)in->size * (double)in->msgs_port[k] / secs / unit;
+		out->msg_rate_port[k] = (double)in->msgs_port[k] / secs / 1e6;
+	}
 	if (in->peak && in->msgs > 0) {
 		double min_ns;
 		int rc = pt_bw_peak_result(in->peak, &min_ns);
@@ -49,6 +54,10 @@ int pt_bw_sum(const struct pt_bw_result *local,
 	r.bw_peak += remote->bw_peak;
 	r.bw_avg += remote->bw_avg;
 	r.msg_rate += remote->msg_rate;
+	for (int k = 0; r.per_port && remote->per_port && k < 2; k++) {
+		r.bw_avg_port[k] += remote->bw_avg_port[k];
+		r.msg_rate_port[k] += remote->msg_rate_port[k];
+	}
 	*out = r;
 	return 0;
 }

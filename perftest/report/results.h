@@ -47,6 +47,10 @@ struct pt_bw_result {
 	bool gbits;        /* bw_* are in Gb/s (--report_gbits) */
 	bool has_cpu_util; /* --cpu_util */
 	double cpu_util;   /* percent */
+	/* --report-per-port (group "dual"): the same formulas over each port's
+	 * messages (facts §5.7: iters_per_port); [0] port 1, [1] port 2 */
+	bool per_port;
+	double bw_avg_port[2], msg_rate_port[2];
 };
 
 /* One latency result row, all times in microseconds. */
@@ -86,6 +90,8 @@ struct pt_bw_input {
 	/* Peak (optional): the run's tracker (bw_peak.h), fed with every post
 	 * and completion; NULL leaves bw_peak 0. */
 	const struct pt_bw_peak *peak;
+	bool per_port;             /* --report-per-port: fill the per-port figures */
+	uint64_t msgs_port[2];     /* completed messages of port 1's and port 2's QPs */
 };
 
 /* Fill *out: bw_avg = size*msgs / (elapsed_s * unit), msg_rate =

@@ -45,6 +45,8 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 		.elapsed_ns = m->elapsed_ns,
 		.gbits = p->report.gbits,
 		.peak = peak ? m->peak : NULL,
+		.per_port = p->addr.report_per_port,
+		.msgs_port = { m->msgs_port[0], m->msgs_port[1] },
 	};
 	struct pt_bw_result r, remote, sum;
 	struct pt_bw_report mine, theirs;
@@ -71,7 +73,9 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 		return 0;
 	}
 	/* -b: both sides swap their numbers and print the sum (docs/wire-protocol.md §8). */
-	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate };
+	mine = (struct pt_bw_report){ r.size, r.iters, r.bw_peak, r.bw_avg, r.msg_rate,
+				      r.per_port, { r.bw_avg_port[0], r.bw_avg_port[1] },
+				      { r.msg_rate_port[0], r.msg_rate_port[1] } };
 	PT_TEST_STOP(PT_STAGE_REPORT);
 	if (pt_oob_xchg_bw_report(&c->peer.oob, &mine, &theirs)) {
 		fprintf(stderr, " Failed to exchange the BW report: %s\n", pt_oob_strerror(&c->peer.oob));
@@ -81,6 +85,10 @@ int pt_bw_report(struct pt_ctx *c, const struct pt_bw_meas *m, bool peak, bool x
 	remote.bw_peak = theirs.bw_peak;
 	remote.bw_avg = theirs.bw_avg;
 	remote.msg_rate = theirs.msg_rate;
+	for (int k = 0; k < 2; k++) {
+		remote.bw_avg_port[k] = theirs.bw_avg_port[k];
+		remote.msg_rate_port[k] = theirs.msg_rate_port[k];
+	}
 	if (p->report.report_both && p->report.output == PT_OUTPUT_FULL) {
 		printf(" Local results:\n");
 		pt_report_bw_row(stdout, &r);

@@ -76,6 +76,7 @@ static int server_flow(struct pt_ctx *c)
 	int bad_data = 0;
 
 	memset(&mine, 0, sizeof(mine));  /* the client ignores what we send */
+	mine.per_port = c->p->addr.report_per_port;
 	fflush(stdout);
 	if (pt_session_wait_peer_run(c))
 		return PT_EXIT_FAIL;
@@ -96,6 +97,9 @@ static int server_flow(struct pt_ctx *c)
 	r = (struct pt_bw_result){
 		.size = theirs.size, .iters = theirs.iters, .bw_peak = theirs.bw_peak,
 		.bw_avg = theirs.bw_avg, .msg_rate = theirs.msg_rate, .gbits = c->p->report.gbits,
+		.per_port = theirs.per_port,
+		.bw_avg_port = { theirs.bw_avg_port[0], theirs.bw_avg_port[1] },
+		.msg_rate_port = { theirs.msg_rate_port[0], theirs.msg_rate_port[1] },
 	};
 	pt_session_bw_row(c, &r);
 	pt_bw_check_limits(c, &r);
@@ -161,7 +165,9 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 	bad_data = validate(c, sender, !client || duplex);
 	if (!duplex) {
 		struct pt_bw_report mine = { last.size, last.iters, last.bw_peak, last.bw_avg,
-					     last.msg_rate };
+					     last.msg_rate, last.per_port,
+					     { last.bw_avg_port[0], last.bw_avg_port[1] },
+					     { last.msg_rate_port[0], last.msg_rate_port[1] } };
 
 		if (pt_session_barrier(c))
 			return PT_EXIT_FAIL;

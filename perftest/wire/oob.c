@@ -627,24 +627,31 @@ int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			  struct pt_bw_report *theirs)
 {
-	static const char *const what[PT_BW_NFIELDS] = {
-		"report size", "report iterations", "report peak bandwidth",
-		"report average bandwidth", "report message rate",
+	static const struct { enum pt_bw_field f; const char *what; } fields[] = {
+		{ PT_BW_SIZE, "report size" }, { PT_BW_ITERS, "report iterations" },
+		{ PT_BW_PEAK, "report peak bandwidth" }, { PT_BW_AVG, "report average bandwidth" },
+		{ PT_BW_MSGRATE, "report message rate" },
+		{ PT_BW_AVG_P1, "report port 1 bandwidth" }, { PT_BW_MSGRATE_P1, "report port 1 message rate" },
+		{ PT_BW_AVG_P2, "report port 2 bandwidth" }, { PT_BW_MSGRATE_P2, "report port 2 message rate" },
 	};
+	/* --report-per-port adds the four per-port fields (both sides have it) */
+	int nfields = mine->per_port ? 9 : PT_BW_NFIELDS;
 	uint8_t out[8], in[8];
 	char why[128];
 
-	for (int f = 0; f < PT_BW_NFIELDS; f++) {
-		int n = pt_bw_field_encode(mine, f, c->peer.iters_size, out);
+	if (theirs)
+		theirs->per_port = mine->per_port;
+	for (int k = 0; k < nfields; k++) {
+		int n = pt_bw_field_encode(mine, fields[k].f, c->peer.iters_size, out);
 		int r;
 
 		if (n < 0)
 			return fail(c, EINVAL, "bad report field width");
-		r = pt_oob_exchange(c, out, in, (size_t)n, what[f]);
+		r = pt_oob_exchange(c, out, in, (size_t)n, fields[k].what);
 		if (r)
 			return r;
 		if (theirs)
-			pt_bw_field_decode(theirs, f, c->peer.iters_size, in);
+			pt_bw_field_decode(theirs, fields[k].f, c->peer.iters_size, in);
 	}
 	if (theirs && pt_bw_report_check(theirs, why, sizeof(why)))
 		return fail(c, EPROTO, "peer sent an invalid BW report: %s", why);

@@ -108,7 +108,8 @@ int pt_oob_xchg_negotiate(struct pt_oob *c, const struct pt_negotiate *mine,
  * that pt_bw_report_check() refuses give -EPROTO. theirs NULL: the peer's
  * bytes are read and dropped unchecked, for the end of a non-duplex
  * write/read/atomic run, where upstream's server sends a report it never
- * filled and its client ignores it (docs/wire-protocol.md §8). */
+ * filled and its client ignores it (docs/wire-protocol.md §8). With
+ * mine->per_port (--report-per-port) four per-port exchanges follow. */
 int pt_oob_xchg_bw_report(struct pt_oob *c, const struct pt_bw_report *mine,
 			  struct pt_bw_report *theirs);
 

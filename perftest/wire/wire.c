@@ -399,6 +399,14 @@ int pt_bw_field_encode(const struct pt_bw_report *r, enum pt_bw_field f,
 	case PT_BW_MSGRATE:
 		pt_double_put(r->msg_rate, out);
 		return 8;
+	case PT_BW_AVG_P1:
+	case PT_BW_AVG_P2:
+		pt_double_put(r->bw_avg_port[f == PT_BW_AVG_P2], out);
+		return 8;
+	case PT_BW_MSGRATE_P1:
+	case PT_BW_MSGRATE_P2:
+		pt_double_put(r->msg_rate_port[f == PT_BW_MSGRATE_P2], out);
+		return 8;
 	default:
 		return -1;
 	}
@@ -429,6 +437,14 @@ int pt_bw_field_decode(struct pt_bw_report *r, enum pt_bw_field f,
 		return 8;
 	case PT_BW_MSGRATE:
 		r->msg_rate = pt_double_get(in);
+		return 8;
+	case PT_BW_AVG_P1:
+	case PT_BW_AVG_P2:
+		r->bw_avg_port[f == PT_BW_AVG_P2] = pt_double_get(in);
+		return 8;
+	case PT_BW_MSGRATE_P1:
+	case PT_BW_MSGRATE_P2:
+		r->msg_rate_port[f == PT_BW_MSGRATE_P2] = pt_double_get(in);
 		return 8;
 	default:
 		return -1;

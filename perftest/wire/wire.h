@@ -4,6 +4,7 @@
 #ifndef PT_WIRE_H
 #define PT_WIRE_H
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifndef WIRE_VERSION
@@ -131,10 +132,16 @@ struct pt_bw_report {
 	double bw_peak;
 	double bw_avg;
 	double msg_rate;
+	/* --report-per-port (group "dual"): four more exchanges after the five,
+	 * bw_avg_p1, msgRate_avg_p1, bw_avg_p2, msgRate_avg_p2 (facts §1.7) */
+	bool per_port;
+	double bw_avg_port[2], msg_rate_port[2];
 };
 enum pt_bw_field {
 	PT_BW_SIZE, PT_BW_ITERS, PT_BW_PEAK, PT_BW_AVG, PT_BW_MSGRATE,
-	PT_BW_NFIELDS
+	PT_BW_NFIELDS,
+	/* only with per_port, exchanged in this order after the five */
+	PT_BW_AVG_P1 = 16, PT_BW_MSGRATE_P1, PT_BW_AVG_P2, PT_BW_MSGRATE_P2
 };
 /* Encode field f of r into out (8 bytes room); iters_size is 8 or 4.
  * Returns the message size, or -1 for a bad field/width. */

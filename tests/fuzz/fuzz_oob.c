@@ -142,7 +142,8 @@ static int keys(struct pt_oob *c, int use_gid, int nqps)
 
 static void report(struct pt_oob *c, int use_gid)
 {
-	const struct pt_bw_report mine = { 65536, 5000, 11.5, 10.25, 0.0195 };
+	const struct pt_bw_report mine = { .size = 65536, .iters = 5000,
+		.bw_peak = 11.5, .bw_avg = 10.25, .msg_rate = 0.0195 };
 	struct pt_bw_report theirs;
 
 	memset(&theirs, 0, sizeof(theirs));

@@ -86,6 +86,26 @@ static void check_bw_send(enum ibv_wr_opcode op, bool qpx, unsigned post_list)
 	fake_free(f);
 }
 
+/* -O (group "dual"): the sender's counted messages split by the QPs'
+ * port, QP 0 on port 1 and QP 1 on port 2; without -O all are port 1's. */
+static void test_bw_send_per_port(void **state)
+{
+	(void)state;
+	for (int dual = 0; dual < 2; dual++) {
+		struct pt_loop l;
+		struct pt_bw_meas m;
+		struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE, 500, true);
+
+		l.opt.port2_first_qp = dual ? 1 : 0;
+		assert_int_equal(pt_run_bw_send(&l, &m), 0);
+		assert_int_equal(m.msgs, 500 * NQP);
+		assert_int_equal(m.msgs_port[0], dual ? 500 : 500 * NQP);
+		assert_int_equal(m.msgs_port[1], dual ? 500 : 0);
+		pt_bw_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 static void test_bw_send_old_api(void **state)
 {
 	(void)state;
@@ -789,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_lat_imm_pingpong),
 		cmocka_unit_test(test_lat_read_error),
 		cmocka_unit_test(test_bw_send_hooks),
+		cmocka_unit_test(test_bw_send_per_port),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -554,7 +554,8 @@ static void test_client_writes_first(void **state)
 /* A peer whose -b report holds NaN is refused, not summed into ours. */
 static int srv_nan_report(struct srv *s)
 {
-	const struct pt_bw_report nan_avg = { 65536, 5000, 1.0, NAN, 0.5 };
+	const struct pt_bw_report nan_avg = { .size = 65536, .iters = 5000,
+		.bw_peak = 1.0, .bw_avg = NAN, .msg_rate = 0.5 };
 	int r = pt_oob_xchg_versions(&s->c, 0);
 
 	return r ? r : pt_oob_xchg_bw_report(&s->c, &nan_avg, &s->rep);
@@ -566,7 +567,8 @@ static void test_invalid_report_refused(void **state)
 	struct srv s;
 	struct pt_oob c;
 	pthread_t t = srv_start(&s, srv_nan_report, NULL);
-	const struct pt_bw_report mine = { 65536, 5000, 2.0, 1.5, 0.25 };
+	const struct pt_bw_report mine = { .size = 65536, .iters = 5000,
+		.bw_peak = 2.0, .bw_avg = 1.5, .msg_rate = 0.25 };
 	struct pt_bw_report theirs;
 
 	cli_connect(&c, s.port, 5000);

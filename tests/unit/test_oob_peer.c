@@ -43,7 +43,8 @@ static void garbage_report(bool duplex)
 	struct srv s;
 	struct pt_oob c;
 	pthread_t t = srv_start(&s, srv_garbage_report, NULL);
-	const struct pt_bw_report mine = { 65536, 5000, 2.0, 1.5, 0.25 };
+	const struct pt_bw_report mine = { .size = 65536, .iters = 5000,
+		.bw_peak = 2.0, .bw_avg = 1.5, .msg_rate = 0.25 };
 	struct pt_bw_report theirs;
 
 	cli_connect(&c, s.port, 5000);
@@ -71,6 +72,42 @@ static void test_duplex_report_garbage_refused(void **state)
 {
 	(void)state;
 	garbage_report(true);
+}
+
+/* --report-per-port (group "dual"): both sides add four doubles after the
+ * five, port 1's BW and rate then port 2's, and each receives the other's. */
+static int srv_per_port_report(struct srv *s)
+{
+	const struct pt_bw_report mine = { .size = 4096, .iters = 800, .bw_avg = 3.0, .msg_rate = 0.75,
+					   .per_port = true, .bw_avg_port = { 1.0, 2.0 },
+					   .msg_rate_port = { 0.25, 0.5 } };
+	int r = pt_oob_xchg_versions(&s->c, 0);
+
+	return r ? r : pt_oob_xchg_bw_report(&s->c, &mine, &s->rep);
+}
+
+static void test_per_port_report(void **state)
+{
+	struct srv s;
+	struct pt_oob c;
+	pthread_t t = srv_start(&s, srv_per_port_report, NULL);
+	const struct pt_bw_report mine = { .size = 4096, .iters = 900, .bw_avg = 7.0, .msg_rate = 1.5,
+					   .per_port = true, .bw_avg_port = { 3.0, 4.0 },
+					   .msg_rate_port = { 0.625, 0.875 } };
+	struct pt_bw_report theirs;
+
+	(void)state;
+	cli_connect(&c, s.port, 5000);
+	assert_int_equal(pt_oob_xchg_versions(&c, 0), 0);
+	assert_int_equal(pt_oob_xchg_bw_report(&c, &mine, &theirs), 0);
+	pt_oob_close(&c);
+	pthread_join(t, NULL);
+	assert_int_equal(s.rc, 0);
+	assert_true(theirs.per_port && theirs.iters == 800 && theirs.msg_rate == 0.75);
+	assert_true(theirs.bw_avg_port[0] == 1.0 && theirs.bw_avg_port[1] == 2.0);
+	assert_true(theirs.msg_rate_port[0] == 0.25 && theirs.msg_rate_port[1] == 0.5);
+	assert_true(s.rep.bw_avg_port[0] == 3.0 && s.rep.bw_avg_port[1] == 4.0);
+	assert_true(s.rep.msg_rate_port[0] == 0.625 && s.rep.msg_rate_port[1] == 0.875);
 }
 
 /* -z/-R carry raw keys over a message transport. A barrier's content is
@@ -250,6 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nondup_report_garbage_ignored),
 		cmocka_unit_test(test_duplex_report_garbage_refused),
+		cmocka_unit_test(test_per_port_report),
 		cmocka_unit_test(test_raw_barrier_content_ignored),
 		cmocka_unit_test(test_bind_source_and_ipv6),
 		cmocka_unit_test(test_data_validation_keys_629),

@@ -658,7 +658,8 @@ static void test_bw_report_byte_order(void **state)
 static void test_bw_report_check(void **state)
 {
 	(void)state;
-	const struct pt_bw_report good = { 65536, 5000, 11.5, 10.25, 0.0195 };
+	const struct pt_bw_report good = { .size = 65536, .iters = 5000,
+		.bw_peak = 11.5, .bw_avg = 10.25, .msg_rate = 0.0195 };
 	const struct { int field; double v; const char *needle; } bad[] = {
 		{ 0, NAN, "peak bandwidth" },
 		{ 1, -1.0, "average bandwidth" },
