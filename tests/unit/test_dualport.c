@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "stderr_capture.h"
 #include "options_harness.h"
 #include "perftest/engine/engine.h"
 #include "perftest/report/report.h"
@@ -122,21 +124,12 @@ static void test_one_port_path_unchanged(void **state)
 /* pt_port_options_check with stderr captured; its return code. */
 static int port_check(struct pt_ctx *c, char *err, size_t len)
 {
-	FILE *tmp = tmpfile();
-	int saved = dup(2), rc;
-	size_t n;
+	struct stderr_capture cap;
+	int rc;
 
-	assert_non_null(tmp);
-	fflush(stderr);
-	assert_true(dup2(fileno(tmp), 2) >= 0);
+	stderr_capture_begin(&cap);
 	rc = pt_port_options_check(c);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(err, 1, len - 1, tmp);
-	err[n] = '\0';
-	fclose(tmp);
+	stderr_capture_end(&cap, err, len);
 	return rc;
 }
 

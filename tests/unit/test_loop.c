@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "stderr_capture.h"
 #include "perftest/engine/loop.h"
 #include "perftest/report/bw_peak.h"
 #include "perftest/report/results.h"
@@ -31,21 +33,12 @@ static uint64_t signaled_per_qp(uint64_t iters, uint64_t cq_mod)
 static int with_stderr(char *out, size_t len, int (*fn)(const struct pt_loop *, void *),
 		       const struct pt_loop *l, void *m)
 {
-	FILE *tmp = tmpfile();
-	int saved = dup(2), rc;
-	size_t n;
+	struct stderr_capture cap;
+	int rc;
 
-	assert_non_null(tmp);
-	fflush(stderr);
-	assert_true(dup2(fileno(tmp), 2) >= 0);
+	stderr_capture_begin(&cap);
 	rc = fn(l, m);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(out, 1, len - 1, tmp);
-	out[n] = '\0';
-	fclose(tmp);
+	stderr_capture_end(&cap, out, len);
 	return rc;
 }
 
