@@ -74,6 +74,25 @@ int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
  * after saying which completion lacked it (docs/upstream-behaviour.md §5.3). */
 int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc);
 
+/* The latency loops' two WRs, built once per run (pt_lat_wrs_init): a
+ * latency tool keeps one buffer address, so the send WR and the receive
+ * are the same every iteration but for the receive's wr_id. Holds pointers
+ * into itself: initialise it where it stays. */
+struct pt_lat_wrs {
+	struct ibv_send_wr send;    /* the old API's WR; the new API's wr_id, flags */
+	struct ibv_sge send_sge;
+	uint64_t raddr;             /* RDMA/atomic target */
+	uint32_t rkey;
+	bool inl;
+	struct ibv_recv_wr recv;
+	struct ibv_sge recv_sge;
+};
+void pt_lat_wrs_init(const struct pt_loop *l, struct pt_lat_wrs *w);
+/* QP 0's one send WR, as pt_post_send(l, 0, 1, 1) with posted reset to 0. */
+int pt_lat_post_send(const struct pt_loop *l, const struct pt_lat_wrs *w);
+/* QP 0's receive consumed: repost it, as pt_recv_repost does. */
+int pt_lat_repost(const struct pt_loop *l, struct pt_lat_wrs *w, bool unlimited);
+
 /* pace.c ---------------------------------------------------------------------- */
 /* The SW rate limiter: bursts of `burst` WRs, a burst every gap_ns
  * (perftest/tools/ib_send_bw.1, --rate_limit_type). credit is the WRs the current burst

@@ -292,6 +292,96 @@ int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 	return 0;
 }
 
+/* ------------------------------------------------ the latency loops' WRs -- */
+
+void pt_lat_wrs_init(const struct pt_loop *l, struct pt_lat_wrs *w)
+{
+	const struct pt_qp *q = &l->res->qps[0];
+	size_t base = l->opt.ud ? (size_t)l->run->cache_line - PT_UD_GRH : 0;
+	struct wr_target t;
+
+	memset(w, 0, sizeof(*w));
+	/* WR 0 of a one-WR run: what pt_post_send(l, 0, 1, 1) builds each time */
+	wr_target(l, 0, 0, &t);
+	w->inl = use_inline(l);
+	w->raddr = t.raddr;
+	w->rkey = t.rkey;
+	w->send_sge = (struct ibv_sge){ .addr = (uintptr_t)t.local, .length = t.len, .lkey = t.lkey };
+	w->send = (struct ibv_send_wr){
+		.wr_id = pt_wrid(0, 0), .sg_list = &w->send_sge, .num_sge = 1,
+		.opcode = l->opt.opcode,
+		.send_flags = IBV_SEND_SIGNALED | (w->inl ? IBV_SEND_INLINE : 0),
+	};
+	old_remote(l, q, &t, &w->send);
+	if (l->opt.imm)
+		w->send.imm_data = htobe32(PT_IMM_DATA);
+	/* what post_recv_chain builds for one receive (one address: cycle_offset) */
+	w->recv_sge = (struct ibv_sge){
+		.addr = (uintptr_t)(q->recv_buf + base),
+		.length = (uint32_t)(l->run->size + (l->opt.ud ? PT_UD_GRH : 0)),
+		.lkey = pt_qp_lkey(l->res, q),
+	};
+	w->recv = (struct ibv_recv_wr){ .sg_list = &w->recv_sge, .num_sge = 1 };
+}
+
+int pt_lat_post_send(const struct pt_loop *l, const struct pt_lat_wrs *w)
+{
+	struct pt_qp *q = &l->res->qps[0];
+	struct ibv_send_wr *bad;
+	int rc;
+
+	if (q->qpx) {
+		struct ibv_qp_ex *qx = q->qpx;
+		const struct wr_target t = { .raddr = w->raddr, .rkey = w->rkey };
+
+		ibv_wr_start(qx);
+		qx->wr_id = w->send.wr_id;
+		qx->wr_flags = w->send.send_flags;
+		wr_build(l, qx, &t);
+		if (l->opt.ud)
+			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
+		if (w->inl)
+			ibv_wr_set_inline_data(qx, (void *)(uintptr_t)w->send_sge.addr, w->send_sge.length);
+		else
+			ibv_wr_set_sge(qx, w->send_sge.lkey, w->send_sge.addr, w->send_sge.length);
+		rc = ibv_wr_complete(qx);
+	} else {
+		rc = ibv_post_send(q->qp, (struct ibv_send_wr *)&w->send, &bad);
+	}
+	if (rc) {
+		fprintf(stderr, " Couldn't post send on QP 0: %s (posted 0)\n", strerror(rc));
+		return -1;
+	}
+	/* per-iteration numbering: the signaling rule restarts every WR */
+	q->posted = 1;
+	return 0;
+}
+
+int pt_lat_repost(const struct pt_loop *l, struct pt_lat_wrs *w, bool unlimited)
+{
+	struct pt_qp *q = &l->res->qps[0];
+	struct ibv_recv_wr *bad = NULL;
+	int rc;
+
+	if (l->opt.recv_post_list > 1)
+		return pt_recv_repost(l, 0, unlimited);
+	if (!unlimited && q->recv_posted >= l->opt.iters)
+		return 0;
+	w->recv.wr_id = pt_wrid(0, q->recv_posted);
+	rc = l->res->srq ? ibv_post_srq_recv(l->res->srq, &w->recv, &bad) :
+			   ibv_post_recv(q->qp, &w->recv, &bad);
+	if (rc) {
+		fprintf(stderr, " Couldn't post receive %llu on QP 0: %s\n",
+			(unsigned long long)q->recv_posted, strerror(rc));
+		return -1;
+	}
+	PT_PROBE_POST_RECV(0, q->qp->qp_num, q->recv_posted, 1, w->recv.wr_id, pt_now_ns());
+	pt_hook_post(0, q->recv_posted, 1, PT_PLUGIN_OP_RECV, w->recv.wr_id, 1, w->recv_sge.length, 0,
+		     0, PT_HOOK_NOW);
+	q->recv_posted++;
+	return 0;
+}
+
 int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc)
 {
 	if (!l->opt.imm || (wc->wc_flags & IBV_WC_WITH_IMM))

@@ -7,6 +7,7 @@
 
 #include "bw_peak.h"
 #include "results.h"
+#include "sort_u64.h"
 
 /* ----------------------------------------------------------- bandwidth -- */
 
@@ -88,15 +89,14 @@ uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm)
 	return sorted[pt_percentile_rank(n, ppm) - 1];
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
 			 struct pt_lat_stats *out)
+{
+	return pt_lat_stats_compute_in(samples, n, tail_drop, out, NULL);
+}
+
+int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
+			    struct pt_lat_stats *out, uint64_t *scratch)
 {
 	long double sum = 0, sq = 0;
 	double mean;
@@ -108,7 +108,7 @@ int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
 		return -EDOM;
 	if (tail_drop >= n)
 		return -EINVAL;
-	qsort(samples, n, sizeof(*samples), cmp_u64);
+	pt_sort_u64(samples, n, scratch);
 	k = n - tail_drop;
 
 	memset(out, 0, sizeof(*out));

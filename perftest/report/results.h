@@ -131,6 +131,10 @@ uint64_t pt_percentile_rank(uint64_t n, uint32_t ppm);
  * rest. Needs n > tail_drop. */
 int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
 			 struct pt_lat_stats *out);
+/* The same with scratch: room for n values the sort may overwrite (NULL:
+ * allocated). The sort is a radix sort (sort_u64.h). */
+int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
+			    struct pt_lat_stats *out, uint64_t *scratch);
 
 /* Row in usec: each time divided by 1000 * rtt_factor (2 = report half a
  * ping-pong round trip for SEND/WRITE, 1 for READ/ATOMIC). */

@@ -108,7 +108,8 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 			d[i] = m->stamps[i + 1] - m->stamps[i];
 		if (rp->unsorted)
 			print_samples(d, n, div, rp->report_cycles);
-		rc = n > 2 ? pt_lat_stats_compute(d, n, 2, &st) : -1;
+		/* the stamps are spent: the sort's scratch */
+		rc = n > 2 ? pt_lat_stats_compute_in(d, n, 2, &st, m->stamps) : -1;
 		if (!rc && rp->histogram)
 			print_samples(d, st.count, div, rp->report_cycles);
 		free(d);
