@@ -43,6 +43,7 @@ struct lat_run {
 	unsigned unacked[2];
 	uint32_t hook_op;           /* the hooks' name of the tool's verb (once per run) */
 	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
+	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
 };
 
 static void lat_start(struct lat_run *r, uint64_t now)
@@ -72,6 +73,7 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->stall_ns = l->opt.stall_ns;
 	r->hook_op = pt_plugin_op_of_wr(l->opt.opcode);
 	pt_lat_wrs_init(l, &r->wrs);
+	r->plain_repost = l->opt.recv_post_list <= 1 && !l->res->srq;
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
@@ -354,6 +356,23 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 }
 
 
+/* send_lat's receive consumed: repost it. The plain case (one receive per
+ * call, no SRQ, nobody looking, more due) inline; pt_lat_repost the rest. */
+static inline int lat_repost(struct lat_run *r)
+{
+	struct pt_qp *q = &r->res->qps[0];
+	struct ibv_recv_wr *bad;
+
+	if (__builtin_expect(!r->plain_repost || pt_hooks_on || PT_PROBE_ON(post_recv) ||
+			     (!r->duration && q->recv_posted >= r->l->opt.iters), 0))
+		return pt_lat_repost(r->l, &r->wrs, r->duration);
+	r->wrs.recv.wr_id = pt_wrid(0, q->recv_posted);
+	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
+		return pt_lat_repost(r->l, &r->wrs, r->duration);   /* again, to say why */
+	q->recv_posted++;
+	return 0;
+}
+
 /* send_lat: wait for the peer's message, record it, repost while more are due. */
 static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, const char *side)
 {
@@ -366,11 +385,9 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, con
 		return rc;
 	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->t_cqe, pt_hw_ns(l->res, &hw_ns, 0));
 	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status, r->t_cqe);
-	if (pt_check_imm(l, &wc))
+	if (__builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;
-	if (pt_lat_repost(l, &r->wrs, r->duration))
-		return -1;
-	return 1;
+	return lat_repost(r) ? -1 : 1;
 }
 
 static int lat_send(struct lat_run *r)
