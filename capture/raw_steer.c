@@ -49,8 +49,43 @@ struct raw_dev {
 	char why_host[160];          /* why the host clock stamps instead */
 	int igmp;
 	unsigned empty;              /* empty polls in a row */
+	bool oob_known;              /* the device's out_of_buffer counter can be read */
+	uint64_t oob_base;           /* its value at open */
 	struct raw_cqe batch[RAW_BATCH];
 };
+
+const char *cap_raw_sysfs = "/sys";
+
+/* The device's count of packets dropped for want of a receive WR (mlx5:
+ * hw_counters/out_of_buffer, for every QP of the port, ours or not). */
+static bool read_out_of_buffer(const struct raw_dev *d, uint64_t *v)
+{
+	char path[512];
+	unsigned long long x;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%u/hw_counters/out_of_buffer", cap_raw_sysfs,
+		 d->name, RAW_PORT);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	ok = fscanf(f, "%llu", &x) == 1;
+	fclose(f);
+	*v = x;
+	return ok;
+}
+
+/* drops.no_wqe: what the devices dropped since open. */
+static void update_no_wqe(const struct raw_dev *d, int n, struct cap_engine *e)
+{
+	uint64_t sum = 0, v;
+
+	for (int i = 0; i < n; i++)
+		if (d[i].oob_known && read_out_of_buffer(&d[i], &v) && v >= d[i].oob_base)
+			sum += v - d[i].oob_base;
+	e->drops.no_wqe = sum;
+}
 
 void cap_raw_group_mac(struct in_addr group, uint8_t mac[6])
 {
@@ -266,6 +301,7 @@ static int raw_open(struct raw_dev *d, struct ibv_context *ctx, const char *netd
 		return 1;
 	}
 	probe_clock(d);
+	d->oob_known = read_out_of_buffer(d, &d->oob_base);
 	d->pd = ibv_alloc_pd(ctx);
 	if (!d->pd)
 		return refuse(d, o, errno ? errno : ENOMEM, "cannot allocate a protection domain");
@@ -417,9 +453,11 @@ static void banner(const struct raw_dev *d, int n, const struct cap_opts *o)
 	       cap_backend_name(o->backend), n, d[0].nqp, d[0].slots, d[0].hslot, d[0].pslot,
 	       d[0].pbuf_huge ? "hugepages" : "host memory");
 	if (d[0].hw_ts)
-		printf("; timestamps: device CQE clock, %llu kHz, in ns\n", (unsigned long long)d[0].khz);
+		printf("; timestamps: device CQE clock, %llu kHz, in ns", (unsigned long long)d[0].khz);
 	else
-		printf("; timestamps: host clock (%s)\n", d[0].why_host);
+		printf("; timestamps: host clock (%s)", d[0].why_host);
+	printf("; device drops: %s\n", d[0].oob_known ? "out_of_buffer counter" :
+	       "no out_of_buffer counter here, receive-queue starvation only");
 	fflush(stdout);
 }
 
@@ -465,6 +503,8 @@ int cap_raw_capture(struct ibv_context **ctx, const char *const *netdevs, int n,
 	for (int i = 0; i < n; i++)
 		cap_engine_watch(&e, netdevs[i]);
 	banner(d, n, run);
+	uint64_t next_count_ns = cap_now_ns() + 1000000000ull;
+
 	while (!cap_engine_done(&e) && !err) {
 		bool idle = true;
 
@@ -476,6 +516,10 @@ int cap_raw_capture(struct ibv_context **ctx, const char *const *netdevs, int n,
 			struct timespec nap = { 0, RAW_NAP_NS };
 
 			nanosleep(&nap, NULL);
+		}
+		if (cap_now_ns() >= next_count_ns) {
+			update_no_wqe(d, n, &e);  /* once a second, for the live line */
+			next_count_ns += 1000000000ull;
 		}
 		cap_engine_tick(&e);
 	}
@@ -489,6 +533,7 @@ int cap_raw_capture(struct ibv_context **ctx, const char *const *netdevs, int n,
 			;
 		err = got < 0 ? -1 : 0;
 	}
+	update_no_wqe(d, n, &e);
 	rc = cap_engine_finish(&e);
 	if (err && !rc)
 		rc = 1;

@@ -48,6 +48,10 @@ void cap_raw_flow_fill(struct cap_raw_flow *f, const struct cap_group *g, struct
 int cap_raw_capture(struct ibv_context **ctx, const char *const *netdevs, int n,
 		    const struct cap_opts *o, volatile sig_atomic_t *stop);
 
+/* Where the devices' counters are read (out_of_buffer: packets that found
+ * no receive WR): "/sys", another tree in tests. */
+extern const char *cap_raw_sysfs;
+
 /* A payload buffer as --payload-mem asks: huge pages first (auto), only
  * (huge: NULL with errno when the host has too few), or never (host). */
 void *cap_payload_alloc(size_t len, enum cap_mem mem, bool *huge);

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -88,6 +90,7 @@ struct fake_raw {
 	int destroyed_cq, destroyed_flows, pd_freed, mr_freed;
 	char igmp_netdev[64];
 	int igmp_joins;
+	char oob_path[256];        /* its hw_counters/out_of_buffer file, or "" */
 };
 
 static struct fake_raw *FR;
@@ -129,6 +132,20 @@ static int fr_steer(const uint8_t *f)
 	return -1;
 }
 
+/* The device's out_of_buffer counter: 100 before the capture, then one
+ * more per frame that found no receive. */
+static void fr_write_oob(void)
+{
+	FILE *f;
+
+	if (!FR->oob_path[0])
+		return;
+	f = fopen(FR->oob_path, "w");
+	assert_non_null(f);
+	fprintf(f, "%u\n", 100 + FR->no_recv);
+	fclose(f);
+}
+
 /* The NIC's receive of one script frame. */
 static void fr_deliver(struct fr_frame *fr)
 {
@@ -147,6 +164,7 @@ static void fr_deliver(struct fr_frame *fr)
 	if (p->head == p->tail) {
 		FR->no_recv++;
 		fr->qp = -2;
+		fr_write_oob();
 		return;
 	}
 	struct fr_recv *r = &p->rq[p->head++ % FR_RECVS];
@@ -317,8 +335,9 @@ static int fr_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *v)
 	return 0;
 }
 
-/* A fresh device named mlx5_fake; frames and behaviour set by the test. */
-static struct ibv_context *fake_raw_new(struct fake_raw *f, volatile sig_atomic_t *stop)
+/* A fresh device named mlx5_fake; frames and behaviour set by the test.
+ * With sysfs (a directory), its out_of_buffer counter is kept there. */
+static struct ibv_context *fake_raw_new(struct fake_raw *f, volatile sig_atomic_t *stop, const char *sysfs)
 {
 	memset(f, 0, sizeof(*f));
 	FR = f;
@@ -336,6 +355,16 @@ static struct ibv_context *fake_raw_new(struct fake_raw *f, volatile sig_atomic_
 	f->vctx.create_cq_ex = fr_create_cq_ex;
 	f->vctx.ibv_create_flow = fr_create_flow;
 	f->vctx.ibv_destroy_flow = fr_destroy_flow;
+	if (sysfs) {
+		char cmd[512];
+
+		snprintf(f->oob_path, sizeof(f->oob_path), "%s/class/infiniband/mlx5_fake/ports/1/hw_counters",
+			 sysfs);
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s", f->oob_path);
+		assert_int_equal(system(cmd), 0);
+		strcat(f->oob_path, "/out_of_buffer");
+		fr_write_oob();
+	}
 	return &f->vctx.context;
 }
 

@@ -24,6 +24,7 @@
 #include "capture/opts.h"
 
 static char tmpdir[64];
+static char sysfs[96];    /* the fake device's counters */
 static volatile sig_atomic_t stop_flag;
 static struct fake_raw fake;
 static const char *const netdevs[] = { "fakenet0" };
@@ -168,7 +169,7 @@ static void test_flow_specs(void **state)
 	struct cap_opts o;
 
 	(void)state;
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	parse("raw -d mlx5_fake -g 239.1.2.3:5000 -g 239.200.1.130:5001 -s 10.0.0.1 -s 10.0.0.2 -o DIR "
 	      "--slots 16 -q", &o);
 	assert_int_equal(run(&o), 0);
@@ -214,7 +215,7 @@ static void test_flow_any_source(void **state)
 	struct cap_opts o;
 
 	(void)state;
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	parse("raw -d mlx5_fake -g 239.1.1.1 -o DIR --slots 16 -q", &o);
 	assert_int_equal(run(&o), 0);
 	assert_int_equal(FR->nqp, 1);
@@ -235,7 +236,7 @@ static void test_sources_loss_and_stamps(void **state)
 	json_t *j;
 
 	(void)state;
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	FR->stamps = true;
 	parse("raw -d mlx5_fake -g 239.1.1.1:5000 -g 239.1.1.2:5000 -s 10.0.0.1 -s 10.0.0.2 -o DIR "
 	      "--preset seed --slots 32 -f pcap,raw,hdr -q", &o);
@@ -293,7 +294,11 @@ static void host_clock_case(bool stamps, int rt_err, int cq_ts_err)
 	struct cap_opts o;
 	json_t *j;
 
-	fake_raw_new(&fake, &stop_flag);
+	char oob[256];
+
+	fake_raw_new(&fake, &stop_flag, NULL);  /* and no out_of_buffer counter */
+	snprintf(oob, sizeof(oob), "%s/class/infiniband/mlx5_fake/ports/1/hw_counters/out_of_buffer", sysfs);
+	unlink(oob);
 	FR->stamps = stamps;
 	FR->rt_err = rt_err;
 	FR->cq_ts_err = cq_ts_err;
@@ -307,6 +312,7 @@ static void host_clock_case(bool stamps, int rt_err, int cq_ts_err)
 	j = summary();
 	assert_string_equal(json_string_value(json_object_get(j, "timestamps")), "host");
 	assert_int_equal(jint(j, "packets"), 5);
+	assert_int_equal(drop(j, "device_out_of_buffer"), 0);
 	json_decref(j);
 	const struct fr_frame *want[5];
 	uint64_t ts[5];
@@ -335,7 +341,7 @@ static void starvation_case(unsigned burst, unsigned nframes, long long starved,
 	struct cap_opts o;
 	json_t *j;
 
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	FR->burst = burst;
 	parse("raw -d mlx5_fake -g 239.1.1.1:5000 -o DIR --preset seed --slots 16 -q", &o);
 	for (uint64_t s = 0; s < nframes; s++)
@@ -344,6 +350,8 @@ static void starvation_case(unsigned burst, unsigned nframes, long long starved,
 	assert_int_equal(FR->no_recv, nic_drops);
 	j = summary();
 	assert_int_equal(drop(j, "starved"), starved);
+	/* the device's own count of what found no receive, from its counter */
+	assert_int_equal(drop(j, "device_out_of_buffer"), nic_drops);
 	assert_int_equal(jint(j, "packets"), nframes - nic_drops);
 	/* a drop at the end of the stream leaves no gap behind it */
 	assert_int_equal(jint(j, "lost"), lost);
@@ -373,7 +381,7 @@ static void test_sigint_flushes(void **state)
 	json_t *j;
 
 	(void)state;
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	FR->burst = 300;
 	FR->stop_after = 300;
 	parse("raw -d mlx5_fake -g 239.1.1.1:5000 -g 239.1.1.2:5000 -o DIR --preset seed --slots 200 -q", &o);
@@ -421,7 +429,7 @@ static void test_sniffer(void **state)
 	json_t *j, *psn;
 
 	(void)state;
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	FR->stamps = true;
 	parse("sniffer -d mlx5_fake -o DIR --slots 16 -q", &o);
 	for (uint32_t p = 100; p < 120; p++)
@@ -453,7 +461,7 @@ static void refused_case(int flow_err, int qp_err, const char *want)
 	struct cap_opts o;
 	char out[2048], path[128];
 
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	FR->flow_err = flow_err;
 	FR->qp_err = qp_err;
 	parse("raw -d mlx5_fake -g 239.1.1.1:5000 -o DIR --slots 16 -q", &o);
@@ -487,7 +495,7 @@ static void test_header_too_long(void **state)
 	char out[1024];
 
 	(void)state;
-	fake_raw_new(&fake, &stop_flag);
+	fake_raw_new(&fake, &stop_flag, sysfs);
 	parse("raw -d mlx5_fake -g 239.1.1.1:5000 -o DIR --app-header 1500 -q", &o);
 	stderr_capture_begin(&cap);
 	int rc = run(&o);
@@ -509,7 +517,11 @@ static int setup(void **state)
 {
 	(void)state;
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_capture_raw.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(sysfs, sizeof(sysfs), "%s/sys", tmpdir);
+	cap_raw_sysfs = sysfs;
+	return 0;
 }
 
 static int teardown(void **state)
