@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "backend.h"
 #include "frame.h"
+#include "raw_steer.h"
 
 struct ud_dev {
 	struct ibv_context *ctx;
@@ -66,20 +67,6 @@ static int find_netdev(struct ud_dev *d, int gid_len)
 	return -1;
 }
 
-/* The payload buffer as --payload-mem asks: huge pages first (auto),
- * only (huge: NULL with errno when the host has too few), or never (host). */
-static void *alloc_buf(size_t len, enum cap_mem mem, bool *huge)
-{
-	void *p = MAP_FAILED;
-
-	if (mem != CAP_MEM_HOST)
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-	*huge = p != MAP_FAILED;
-	if (p == MAP_FAILED && mem != CAP_MEM_HUGE)
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static int ud_open(struct ud_dev *d, struct ibv_device *dev, const struct cap_opts *o, int idx)
 {
 	struct ibv_port_attr pa;
@@ -106,7 +93,7 @@ static int ud_open(struct ud_dev *d, struct ibv_device *dev, const struct cap_op
 	d->pslot = d->mtu + 4;  /* + room for the ICRC the rebuilt frame carries */
 	d->hbuf = calloc(o->slots, d->hslot);
 	d->pbuf_len = (o->slots * d->pslot + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
-	d->pbuf = alloc_buf(d->pbuf_len, o->payload_mem, &d->pbuf_huge);
+	d->pbuf = cap_payload_alloc(d->pbuf_len, o->payload_mem, &d->pbuf_huge);
 	if (!d->pbuf && o->payload_mem == CAP_MEM_HUGE) {
 		fprintf(stderr, "rdmacap: ud: %s: --payload-mem huge: no %zu MiB of huge pages (%s); reserve "
 			"them first (echo N > /proc/sys/vm/nr_hugepages) or use --payload-mem auto\n", name,

@@ -246,13 +246,13 @@ static void print_line(struct cap_engine *e, FILE *to, const char *what, double 
 	const struct cap_drops *d = &e->drops;
 
 	fprintf(to, "%s %.1f s: %llu pkts %llu B (%.0f pkt/s %.2f Mb/s) lost %llu late %llu | drops: "
-		"netdev %llu kernel %llu freeze %llu starved %llu miss %llu not-udp %llu table-full %llu cut %llu "
+		"netdev %llu kernel %llu freeze %llu starved %llu no-wqe %llu miss %llu not-udp %llu table-full %llu cut %llu "
 		"write-stalls %llu | polls/pkt %.2f\n",
 		what, secs, (unsigned long long)e->packets, (unsigned long long)e->bytes, rate_pps, rate_mbps,
 		(unsigned long long)lost, (unsigned long long)late, (unsigned long long)d->netdev,
 		(unsigned long long)d->kernel,
 		(unsigned long long)d->ring_freeze, (unsigned long long)d->starved,
-		(unsigned long long)d->miss, (unsigned long long)d->not_udp,
+		(unsigned long long)d->no_wqe, (unsigned long long)d->miss, (unsigned long long)d->not_udp,
 		(unsigned long long)d->table_full, (unsigned long long)d->cut,
 		(unsigned long long)stalls_total(e),
 		e->packets ? (double)e->polls / (double)e->packets : 0.0);
@@ -351,7 +351,7 @@ static json_t *summary_json(struct cap_engine *e, double secs)
 			"lost", (json_int_t)s->seq.lost, "late", (json_int_t)s->seq.late,
 			"seq_short", (json_int_t)s->seq.short_pkts, "files", files));
 	}
-	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
 			 " s:o, s:s?}",
 		"backend", cap_backend_name(e->o->backend), "timestamps", e->ts_kind, "seconds", secs,
 		"packets", (json_int_t)e->packets, "bytes", (json_int_t)e->bytes,
@@ -359,7 +359,8 @@ static json_t *summary_json(struct cap_engine *e, double secs)
 		"polls_per_packet", e->packets ? (double)e->polls / (double)e->packets : 0.0,
 		"sources_count", (json_int_t)e->nsrc,
 		"drops", "netdev", (json_int_t)d->netdev, "kernel", (json_int_t)d->kernel, "ring_freeze", (json_int_t)d->ring_freeze,
-		"starved", (json_int_t)d->starved, "steering_miss", (json_int_t)d->miss,
+		"starved", (json_int_t)d->starved, "device_out_of_buffer", (json_int_t)d->no_wqe,
+		"steering_miss", (json_int_t)d->miss,
 		"not_udp", (json_int_t)d->not_udp, "table_full", (json_int_t)d->table_full,
 		"cut", (json_int_t)d->cut, "write_stalls", (json_int_t)stalls_total(e),
 		"sources", srcs, "error", e->error ? strerror(e->error) : NULL);

@@ -29,7 +29,9 @@ struct cap_pkt {
 struct cap_drops {
 	uint64_t kernel;      /* packet: PACKET_STATISTICS tp_drops (ring full) */
 	uint64_t ring_freeze; /* packet: tp_freeze_q_cnt */
-	uint64_t starved;     /* ud: receive queue found nearly empty */
+	uint64_t starved;     /* ud, raw, sniffer: receive queue found nearly empty */
+	uint64_t no_wqe;      /* raw, sniffer: the device's out_of_buffer counter during the
+	                         capture: packets that found no receive WR (any QP of the device) */
 	uint64_t miss;        /* delivered but not a wanted (group, source) */
 	uint64_t not_udp;     /* not IPv4/UDP: cannot be attributed */
 	uint64_t table_full;  /* a new source beyond --max-sources */

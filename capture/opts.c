@@ -34,7 +34,7 @@ static void usage(void)
 {
 	puts("usage: rdmacap packet|ud|raw|sniffer -o DIR [options]\n"
 	     "  -d, --dev NAME          RDMA device (ud, raw, sniffer); repeat for more\n"
-	     "  -i, --netdev NAME       network device (packet; the IGMP joins of ud)\n"
+	     "  -i, --netdev NAME       network device (packet; the IGMP joins of ud and raw)\n"
 	     "  -g, --group ADDR[:PORT] IPv4 multicast group (a port is needed by packet)\n"
 	     "  -s, --source ADDR       capture only this source (default: every source)\n"
 	     "  -o, --outdir DIR        one file per source and format in DIR\n"
@@ -49,7 +49,7 @@ static void usage(void)
 	     "  -c, --count N           stop after N packets\n"
 	     "      --json FILE         the final statistics as JSON\n"
 	     "      --ring-mb N         packet: ring size in MiB (default 16)\n"
-	     "      --slots N           ud: receive buffers (default 512)\n"
+	     "      --slots N           ud: receive buffers; raw, sniffer: per QP (default 512)\n"
 	     "      --snaplen N         bytes kept per packet in pcap (default 65535)\n"
 	     "      --qkey N            ud: Q_Key (default 0x11111111)\n"
 	     "      --max-sources N     sources tracked at most (default 256)\n"
@@ -198,9 +198,12 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 	if (b == 4)
 		return fail(err, errlen, "unknown backend '%s' (packet, ud, raw, sniffer)", argv[1]);
 	o->backend = (enum cap_backend)b;
-	optind = 2;
+	/* the options after the backend: getopt sees argv + 1, and optind 0
+	 * resets all of glibc's getopt state (a second parse in one process,
+	 * as in the unit tests, must not see the first one's) */
+	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:i:g:s:o:f:t:c:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, ":d:i:g:s:o:f:t:c:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (add_name(o->devs, &o->ndevs, optarg, "device", err, errlen))
@@ -298,12 +301,12 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 			break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(); return 1;
-		case ':': return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		default: return fail(err, errlen, "unknown option '%s' (--help)", argv[optind - 1]);
+		case ':': return fail(err, errlen, "option '%s' needs a value", argv[optind]);
+		default: return fail(err, errlen, "unknown option '%s' (--help)", argv[optind]);
 		}
 	}
-	if (optind < argc)
-		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (optind + 1 < argc)
+		return fail(err, errlen, "unexpected argument '%s'", argv[optind + 1]);
 	if (seq_given && !o->seq.width)
 		return fail(err, errlen, "--seq-offset needs --seq-width");
 	if (!o->outdir)

@@ -11,6 +11,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,11 @@
 #include "seq.h"
 
 #define MAX_BURST 16   /* packets sent back to back when behind schedule */
+/* sendmmsg batches: at most MAX_MMSG datagrams per call, and no more than
+ * BATCH_NS of the schedule, so a paced stream stays spread out (at the
+ * default 1000 pps a batch is one datagram, as with sendto) */
+#define MAX_MMSG 64
+#define BATCH_NS 50000ull
 
 #define MAX 64
 
@@ -63,6 +69,74 @@ static void put64(uint8_t *p, uint64_t v)
 {
 	for (int i = 7; i >= 0; i--, v >>= 8)
 		p[i] = (uint8_t)v;
+}
+
+/* Datagrams waiting for one sendmmsg: buf holds n of them, to[i] their
+ * destinations, all through socket fd. */
+struct stream_batch {
+	int fd;
+	unsigned n;
+	uint8_t *buf;
+	const struct sockaddr_in *to[MAX_MMSG];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Wait for the batch's due time, then send all of it (a full socket
+ * buffer is waited out): the datagrams sent (fewer after SIGINT), or -1
+ * after a send error (printed). */
+static int send_batch(struct stream_batch *b, size_t size, uint64_t gap_ns, uint64_t *due)
+{
+	struct mmsghdr msg[MAX_MMSG];
+	struct iovec iov[MAX_MMSG];
+	unsigned done = 0;
+
+	if (gap_ns) {
+		uint64_t t = mono_ns();
+
+		*due += gap_ns;
+		/* behind by more than a burst (descheduled): forget the debt
+		 * rather than flood the receiver's backlog */
+		if (t > *due + MAX_BURST * gap_ns)
+			*due = t;
+		if (t < *due) {
+			struct timespec d = { .tv_sec = (time_t)(*due / 1000000000ull),
+					      .tv_nsec = (long)(*due % 1000000000ull) };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL);
+		}
+		*due += (b->n - 1) * gap_ns;
+	}
+	memset(msg, 0, sizeof(msg[0]) * b->n);
+	for (unsigned i = 0; i < b->n; i++) {
+		iov[i] = (struct iovec){ .iov_base = b->buf + (size_t)i * size, .iov_len = size };
+		msg[i].msg_hdr.msg_iov = &iov[i];
+		msg[i].msg_hdr.msg_iovlen = 1;
+		msg[i].msg_hdr.msg_name = (void *)b->to[i];
+		msg[i].msg_hdr.msg_namelen = sizeof(*b->to[i]);
+	}
+	while (done < b->n) {
+		int r = sendmmsg(b->fd, msg + done, b->n - done, 0);
+
+		if (r > 0) {
+			done += (unsigned)r;
+			continue;
+		}
+		if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
+			if (stop)
+				break;
+			continue;
+		}
+		fprintf(stderr, "streamgen: send to %s: %s\n", inet_ntoa(b->to[done]->sin_addr), strerror(errno));
+		return -1;
+	}
+	return (int)done;
 }
 
 int main(int argc, char **argv)
@@ -168,17 +242,27 @@ int main(int argc, char **argv)
 		}
 	}
 	signal(SIGINT, on_signal);
-	uint8_t *buf = calloc(1, size);
 	struct timespec now;
 	uint64_t sent = 0, gap_ns = rate ? 1000000000ull / rate : 0, skipped = 0, due;
+	unsigned batch_max = gap_ns ? (unsigned)(BATCH_NS / gap_ns) : MAX_MMSG;
+	struct stream_batch b = { .fd = -1 };
 
-	for (size_t i = CAP_SEED_APP_HEADER; i < size; i++)
-		buf[i] = (uint8_t)i;
-	memcpy(buf + 8, "PTSG", 4);
-	/* Pacing by deadline: each packet is due a gap after the one before.
-	 * Sleep only when ahead of it (a sleep per packet, with the default
-	 * 50 us timer slack, capped the rate near 50 000 pps); when behind,
-	 * send at once, at most MAX_BURST packets' worth. */
+	if (batch_max < 1)
+		batch_max = 1;
+	if (batch_max > MAX_MMSG)
+		batch_max = MAX_MMSG;
+	b.buf = calloc(batch_max, size);
+	if (!b.buf) {
+		fprintf(stderr, "streamgen: out of memory for %u datagrams of %llu B\n", batch_max, size);
+		return 1;
+	}
+	for (unsigned k = 0; k < batch_max; k++)
+		for (size_t i = CAP_SEED_APP_HEADER; i < size; i++)
+			b.buf[k * size + i] = (uint8_t)i;
+	/* Pacing by deadline: each batch is due its datagrams' gaps after the
+	 * one before. Sleep only when ahead of it (a sleep per packet, with the
+	 * default 50 us timer slack, capped the rate near 50 000 pps); when
+	 * behind, send at once, at most MAX_BURST packets' worth. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	due = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
@@ -191,45 +275,38 @@ int main(int argc, char **argv)
 			skipped++;
 			continue;
 		}
-		put64(buf, seq);
 		for (int s = 0; s < ns; s++)
 			for (int g = 0; g < ng; g++) {
-				buf[12] = (uint8_t)s;
-				buf[13] = (uint8_t)g;
-				if (gap_ns) {
-					uint64_t t;
+				/* a batch goes to one socket: flush at a source change */
+				if (b.n && (b.fd != fds[s] || b.n == batch_max)) {
+					int r = send_batch(&b, size, gap_ns, &due);
 
-					due += gap_ns;
-					clock_gettime(CLOCK_MONOTONIC, &now);
-					t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-					/* behind by more than a burst (descheduled): forget the
-					 * debt rather than flood the receiver's backlog */
-					if (t > due + MAX_BURST * gap_ns)
-						due = t;
-					if (t < due) {
-						struct timespec d = { .tv_sec = (time_t)(due / 1000000000ull),
-								      .tv_nsec = (long)(due % 1000000000ull) };
+					if (r < 0)
+						return 1;
+					sent += (unsigned)r;
+					b.n = 0;
+				}
+				uint8_t *d = b.buf + (size_t)b.n * size;
 
-						clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL);
-					}
-				}
-				while (sendto(fds[s], buf, size, 0, (struct sockaddr *)&groups[g], sizeof(groups[g])) < 0) {
-					if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
-						if (stop)
-							break;
-						continue;
-					}
-					fprintf(stderr, "streamgen: send to %s: %s\n", inet_ntoa(groups[g].sin_addr),
-						strerror(errno));
-					return 1;
-				}
-				sent++;
+				put64(d, seq);
+				memcpy(d + 8, "PTSG", 4);
+				d[12] = (uint8_t)s;
+				d[13] = (uint8_t)g;
+				b.fd = fds[s];
+				b.to[b.n++] = &groups[g];
 			}
+	}
+	if (b.n && !stop) {
+		int r = send_batch(&b, size, gap_ns, &due);
+
+		if (r < 0)
+			return 1;
+		sent += (unsigned)r;
 	}
 	printf("streamgen: sent %llu datagrams: %d source(s) x %d group(s) x %llu sequence numbers "
 	       "(%llu skipped: %llu per stream), %llu B each\n", (unsigned long long)sent, ns, ng,
 	       (unsigned long long)(count - skipped), (unsigned long long)skipped,
 	       (unsigned long long)skipped, size);
-	free(buf);
+	free(b.buf);
 	return stop ? 1 : 0;
 }
