@@ -276,4 +276,34 @@ def table_rows():
     eq("failed" in text, True, text)
 
 
+@case
+def repeat_keeps_least():
+    """--repeat K: the run with the fewest instructions is kept, as TAG.cg; all totals noted"""
+    import argparse
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        share = Path(d)
+        ours = instructions.Outcome(instructions.Build("ours", Path("/b"), ["/b"]))
+        totals = iter([3_000_000, 2_000_000, 2_500_000])
+
+        def fake_run(args, lab, b, n, port, work, share_, rep=""):
+            m = meas(n, next(totals), 0, 0, 1)
+            (share_ / f"{instructions.tag_of(b, n)}{rep}.cg").write_text(str(m.total))
+            return m
+        real = instructions.run_one
+        instructions.run_one = fake_run
+        try:
+            args = argparse.Namespace(repeat=3)
+            m = instructions.best_of(args, None, ours, 4000, 1, share, share)
+        finally:
+            instructions.run_one = real
+        eq(m.total, 2_000_000 + 1100)
+        eq((share / "ours-n4000.cg").read_text(), str(2_000_000 + 1100))
+        eq(ours.totals[4000], [3_001_100, 2_001_100, 2_501_100])
+        ours.runs[4000] = m
+        eq("kept the least of 3 runs" in instructions.notes([ours], 4000, 8000), True)
+    eq(instructions.main(["--repeat", "0", "--reread", "/nonexistent"]), 2)
+
+
 sys.exit(run())
