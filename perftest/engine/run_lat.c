@@ -239,13 +239,12 @@ static int post_one(struct lat_run *r, uint64_t i, uint64_t now, const char *sid
 	r->l->res->qps[0].posted = 0;
 	if (pt_post_send(r->l, 0, 1, 1))
 		return -1;
-	pt_hook_post(0, i, 1, r->hook_op, 0, 1, (uint32_t)r->l->run->size, 1,
-		     PT_PLUGIN_POST_LAST_SIGNALED, now);
+	pt_hook_pair_post(0, i, 0, r->hook_op, (uint32_t)r->l->run->size, now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
 	rc = wait_cq(r, false, side, &wc, &hw_ns);
 	if (rc == 1) {
-		pt_hook_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(r->l->res, &hw_ns, 0));
+		pt_hook_pair_wc(0, i, &wc, false, r->last_progress, pt_hw_ns(r->l->res, &hw_ns, 0));
 		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status, r->last_progress);
 	}
 	return rc;
@@ -262,7 +261,8 @@ static int recv_one(struct lat_run *r, const char *side)
 
 	if (rc <= 0)
 		return rc;
-	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress, pt_hw_ns(l->res, &hw_ns, 0));
+	pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->last_progress,
+			pt_hw_ns(l->res, &hw_ns, 0));
 	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
 			       r->last_progress);
 	if (pt_check_imm(l, &wc))
