@@ -214,9 +214,10 @@ struct pt_plugin_pair {
 	uint64_t t_second_ns;
 };
 
-/* Pair slots a plugin lends the tool for one QP (ABI 1.3). Lent: pos < lim.
- * The plugin sets pos and lim when it lends, and open to NULL when it takes
- * the pairs; the tool moves pos and sets everything else. The tool changes
+/* Pair slots a plugin lends the tool for one QP (ABI 1.3). Lent: pos < lim,
+ * and the pairs from pos to lim read 0 (the tool tells a stored time from
+ * none by it). The plugin sets pos and lim when it lends, and open to NULL
+ * when it takes the pairs; the tool moves pos and sets everything else. The tool changes
  * the fields below only by storing a pair (as said at each) or, to learn
  * them, right after a callback it made returns: so at any callback the
  * plugin finds the pairs stored since its last callback, and counts back
@@ -243,7 +244,6 @@ struct pt_plugin_pair_slots {
 	uint64_t recv_wr_id;
 	uint64_t repost_seq, repost_wr_id_base;
 	uint32_t recv_bytes, repost_bytes;
-	uint64_t pending_seq;       /* the tool's own: send_seq when a post waits at pos */
 };
 
 /* The table a plugin returns. Unused callbacks may be NULL. Callbacks that
@@ -288,7 +288,8 @@ struct pt_plugin_ops {
 
 	/* Appended in ABI 1.3, optional; used only with post and completion
 	 * (both of this plugin, the only one loaded). After run_start (and
-	 * bind_post_slots) the tool hands slots[n], one per QP, all empty,
+	 * bind_post_slots) the tool hands slots[n], one for each of its first
+	 * n QPs (n <= run_info->num_qps, maybe fewer), all empty,
 	 * valid until run_end returns. From any of its callbacks the plugin may
 	 * lend QP i pair slots; a latency loop (one WR in flight) then stores a
 	 * send WR's post and CQE, or a receive CQE and its repost, as one pair

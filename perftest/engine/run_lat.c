@@ -35,7 +35,6 @@ struct lat_run {
 	uint64_t t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
 	struct ibv_cq *armed;       /* -e: the CQ armed for an event */
-	uint32_t hook_op;           /* the hooks' name of the tool's verb (once per run) */
 };
 
 static void lat_start(struct lat_run *r, uint64_t now)
@@ -61,7 +60,6 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();
 	r->stall_ns = l->opt.stall_ns;
-	r->hook_op = pt_plugin_op_of_wr(l->opt.opcode);
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
@@ -239,7 +237,7 @@ static int post_one(struct lat_run *r, uint64_t i, uint64_t now, const char *sid
 	r->l->res->qps[0].posted = 0;
 	if (pt_post_send(r->l, 0, 1, 1))
 		return -1;
-	pt_hook_pair_post(0, i, 0, r->hook_op, (uint32_t)r->l->run->size, now);
+	pt_hook_pair_post(0, i, 0, now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
 	rc = wait_cq(r, false, side, &wc, &hw_ns);

@@ -438,7 +438,7 @@ static struct ibv_wc pair_wc(const struct ev *e, enum ibv_wc_opcode op)
 }
 
 /* The script as run_lat.c and post.c hand it to the hooks. */
-static void play_hooks(const struct ev *e, size_t n, uint32_t op)
+static void play_hooks(const struct ev *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct ibv_wc wc;
@@ -446,7 +446,7 @@ static void play_hooks(const struct ev *e, size_t n, uint32_t op)
 
 		switch (e[i].kind) {
 		case 'L':
-			pt_hook_pair_post(e[i].qp, e[i].seq, 0, op, 64, e[i].t);
+			pt_hook_pair_post(e[i].qp, e[i].seq, 0, e[i].t);
 			break;
 		case 'c':
 			wc = pair_wc(&e[i], IBV_WC_SEND);
@@ -531,7 +531,7 @@ static uint64_t via_hooks(struct wrt *w, const struct pt_plugin_run_info *in, co
 	pair_calls = 0;
 	assert_int_equal(pt_hooks_load_builtin(&pair_ops, "pair-test", "", err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(in, err, sizeof(err)), 0);
-	play_hooks(e, n, in->send_opcode);
+	play_hooks(e, n);
 	assert_int_equal(pt_hooks_run_end(&end_ev, err, sizeof(err)), 0);
 	pt_hooks_unload_all();
 	return pair_calls;
