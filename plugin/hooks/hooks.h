@@ -93,7 +93,11 @@ static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count,
 		    qp < PT_HOOKS_PAIR_QPS) {
 			struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
 
-			if (__builtin_expect(s->open && first_seq == s->repost_seq &&
+			/* open only while it is the last pair stored: the receive
+			 * posted right after that pair's CQE, nothing between (a
+			 * NULL open never equals pos - 1, which is compared, not read) */
+			if (__builtin_expect(s->open == s->pos - 1 &&
+					     first_seq == s->repost_seq &&
 					     first_wr_id == s->repost_wr_id_base + first_seq &&
 					     bytes == s->repost_bytes, 1)) {
 				s->open->t_second_ns = t_ns ? t_ns : pt_now_ns();
@@ -188,12 +192,14 @@ static inline void pt_hook_wc(uint32_t qp, uint64_t seq, const struct ibv_wc *wc
 static inline void pt_hook_pair_post(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
 {
 	if (__builtin_expect(pt_hooks_on, 0)) {
-		struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
+		if (__builtin_expect(qp < PT_HOOKS_PAIR_QPS, 1)) {
+			struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
 
-		if (__builtin_expect(qp < PT_HOOKS_PAIR_QPS && s->pos < s->lim && seq == s->send_seq &&
-				     wr_id == s->send_wr_id, 1)) {
-			s->pos->t_first_ns = t_ns;
-			return;
+			if (__builtin_expect(s->pos < s->lim && seq == s->send_seq &&
+					     wr_id == s->send_wr_id, 1)) {
+				s->pos->t_first_ns = t_ns;
+				return;
+			}
 		}
 		pt_hooks_pair_post_slow(qp, seq, wr_id, t_ns);
 	}
@@ -209,13 +215,13 @@ static inline void pt_hook_pair_wc(uint32_t qp, uint64_t seq, const struct ibv_w
 				   uint64_t t_poll_ns, const uint64_t *hw_ns)
 {
 	if (__builtin_expect(pt_hooks_on, 0)) {
-		struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
-
 		if (__builtin_expect(qp < PT_HOOKS_PAIR_QPS && wc->status == IBV_WC_SUCCESS && !hw_ns, 1)) {
+			struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
+
 			if (!recv && __builtin_expect(seq == s->send_seq, 1)) {
 				s->pos->t_second_ns = t_poll_ns;
 				s->pos++;
-				s->send_seq++;   /* == seq + 1, one instruction less */
+				s->send_seq = seq + 1;
 				return;
 			}
 			if (recv && __builtin_expect(s->pos < s->lim && wc->wr_id == s->recv_wr_id &&
