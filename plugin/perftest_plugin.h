@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* perftest plugin ABI, version 1.
+/* perftest plugin ABI, version 1 (1.3).
  *
  * A plugin is a shared object that exports one function,
  *
@@ -17,7 +17,8 @@
  * callbacks beyond ops->struct_size as absent, and a plugin reads an event
  * field only when PT_PLUGIN_HAS(ev, type, field) says the tool filled it.
  * ABI 1.1 appended run_info->send_opcode and ops->post_one; ABI 1.2 appended
- * ops->bind_post_slots (struct pt_plugin_post_slots).
+ * ops->bind_post_slots (struct pt_plugin_post_slots); ABI 1.3 appended
+ * ops->bind_pair_slots (struct pt_plugin_pair_slots).
  *
  * Threading and cost: callbacks run on the measurement thread, inside the
  * timed loop. post and completion must not block, allocate or do I/O;
@@ -202,6 +203,49 @@ struct pt_plugin_post_slots {
 	                               wr_id wr_id_base + seq (set before each post_one) */
 };
 
+/* One pair slot (ABI 1.3, see ops->bind_pair_slots): two times of a
+ * latency loop's WR. A send pair: t_first_ns its post time, t_second_ns its
+ * CQE's poll time. A receive pair (PT_PLUGIN_PAIR_RECV set in t_first_ns):
+ * t_first_ns without that bit the receive CQE's poll time, t_second_ns the
+ * post time of the receive posted right after it, 0 when none was. */
+#define PT_PLUGIN_PAIR_RECV (1ull << 63)
+struct pt_plugin_pair {
+	uint64_t t_first_ns;
+	uint64_t t_second_ns;
+};
+
+/* Pair slots a plugin lends the tool for one QP (ABI 1.3). Lent: pos < lim,
+ * and the pairs from pos to lim read 0 (the tool tells a stored time from
+ * none by it). The plugin sets pos and lim when it lends, and open to NULL
+ * when it takes the pairs; the tool moves pos and sets everything else.
+ * The tool changes the fields below only by storing a pair (as said at
+ * each) or, to learn them, right after a callback it made returns: at any
+ * callback the plugin finds the pairs stored since its last callback, and
+ * counts back from these fields what each stands for. What a pair stands for:
+ *  - send pair: the post (count 1, opcode run_info->send_opcode, bytes
+ *    run_info->msg_size, first_seq send_seq, first_wr_id send_wr_id,
+ *    wr_id_step 1, signal_period 1, flags PT_PLUGIN_POST_LAST_SIGNALED,
+ *    t_ns t_first_ns), then its CQE (the same seq and wr_id, status 0, opcode
+ *    send_opcode, bytes msg_size, no flags, t_poll_ns t_second_ns);
+ *    send_seq then counts one up.
+ *  - receive pair: a receive CQE (seq PT_PLUGIN_SEQ_UNKNOWN, wr_id
+ *    recv_wr_id, status 0, opcode PT_PLUGIN_OP_RECV, bytes recv_bytes, flags
+ *    PT_PLUGIN_COMP_RECV); recv_wr_id then counts one up. With t_second_ns,
+ *    then a receive post (count 1, opcode PT_PLUGIN_OP_RECV, first_seq
+ *    repost_seq, first_wr_id repost_wr_id_base + repost_seq, wr_id_step 1,
+ *    bytes repost_bytes, no period or flags); repost_seq then counts one up.
+ * The events come in the order of the pairs; a send's post may come to the
+ * plugin only with its CQE (the tool holds it back until then). */
+struct pt_plugin_pair_slots {
+	struct pt_plugin_pair *pos; /* where the next pair goes */
+	struct pt_plugin_pair *lim; /* end of the slots lent; pos == lim: none */
+	struct pt_plugin_pair *open;/* a receive pair whose repost may still be stored */
+	uint64_t send_seq, send_wr_id;
+	uint64_t recv_wr_id;
+	uint64_t repost_seq, repost_wr_id_base;
+	uint32_t recv_bytes, repost_bytes;
+};
+
 /* The table a plugin returns. Unused callbacks may be NULL. Callbacks that
  * return int return 0 on success; on failure they write a one-line reason
  * to err (err_len bytes) and the tool stops with that message. */
@@ -241,6 +285,19 @@ struct pt_plugin_ops {
 	 * slot k has sequence next_seq + k and wr_id wr_id_base + that: the
 	 * plugin counts the slots used at its next callback (and at run_end). */
 	void (*bind_post_slots)(void *state, struct pt_plugin_post_slots *slots, uint32_t n);
+
+	/* Appended in ABI 1.3, optional; used only with post and completion
+	 * (both of this plugin, the only one loaded). After run_start (and
+	 * bind_post_slots) the tool hands slots[n], one for each of its first
+	 * n QPs (n <= run_info->num_qps, maybe fewer), all empty,
+	 * valid until run_end returns. From any of its callbacks the plugin may
+	 * lend QP i pair slots; a latency loop (one WR in flight) then stores a
+	 * send WR's post and CQE, or a receive CQE and its repost, as one pair
+	 * instead of calling (struct pt_plugin_pair_slots says what each stands
+	 * for), and makes the calls as before for anything else: a failed CQE,
+	 * one with a NIC time, the slots full. The plugin takes the pairs at
+	 * its next callback (and at run_end), before the event of that call. */
+	void (*bind_pair_slots)(void *state, struct pt_plugin_pair_slots *slots, uint32_t n);
 };
 
 /* The one symbol a plugin exports. */

@@ -41,7 +41,6 @@ struct lat_run {
 	 * fired (lat_sleep); events taken and not yet acked (lat_ack) */
 	bool armed[2];
 	unsigned unacked[2];
-	uint32_t hook_op;           /* the hooks' name of the tool's verb (once per run) */
 	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
 	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
 };
@@ -71,7 +70,6 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();
 	r->stall_ns = l->opt.stall_ns;
-	r->hook_op = pt_plugin_op_of_wr(l->opt.opcode);
 	pt_lat_wrs_init(l, &r->wrs);
 	r->plain_repost = l->opt.recv_post_list <= 1 && !l->res->srq;
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
@@ -343,13 +341,12 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 
 	if (pt_lat_post_send(r->l, &r->wrs))
 		return -1;
-	pt_hook_post(0, i, 1, r->hook_op, 0, 1, (uint32_t)r->l->run->size, 1,
-		     PT_PLUGIN_POST_LAST_SIGNALED, now);
+	pt_hook_pair_post(0, i, 0, now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
 	rc = wait_cq(r, false, side, &wc, &hw_ns);
 	if (rc == 1) {
-		pt_hook_wc(0, i, &wc, false, r->t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
+		pt_hook_pair_wc(0, i, &wc, false, r->t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
 		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status, r->t_cqe);
 	}
 	return rc;
@@ -383,7 +380,7 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, con
 
 	if (rc <= 0)
 		return rc;
-	pt_hook_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->t_cqe, pt_hw_ns(l->res, &hw_ns, 0));
+	pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->t_cqe, pt_hw_ns(l->res, &hw_ns, 0));
 	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status, r->t_cqe);
 	if (__builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;

@@ -84,10 +84,124 @@ static uint32_t post_slots_cap, npost_slots, run_qps;
  * has bind_post_slots; -1: none. */
 static int post_slots_plugin = -1;
 
+/* The run's pair slots (hooks.h): empty ones point at no_pair, and expect
+ * nothing (no sequence or wr_id matches PT_PLUGIN_SEQ_UNKNOWN's value until
+ * learnt), so every pair hook takes its slow path and makes the events. */
+static struct pt_plugin_pair no_pair;
+struct pt_plugin_pair_slots pt_hooks_pair_slots[PT_HOOKS_PAIR_QPS];
+/* The plugin that gets them (as post_slots_plugin): -1 none. */
+static int pair_slots_plugin = -1;
+/* True once the plugin took them this run: only then the hooks learn. */
+static bool pairs_bound;
+
+static void pair_slots_empty(void)
+{
+	for (uint32_t q = 0; q < PT_HOOKS_PAIR_QPS; q++)
+		pt_hooks_pair_slots[q] = (struct pt_plugin_pair_slots){
+			.pos = &no_pair, .lim = &no_pair, .send_seq = PT_PLUGIN_SEQ_UNKNOWN,
+			.send_wr_id = PT_PLUGIN_SEQ_UNKNOWN, .recv_wr_id = PT_PLUGIN_SEQ_UNKNOWN,
+			.repost_seq = PT_PLUGIN_SEQ_UNKNOWN,
+		};
+	pairs_bound = false;
+}
+
 static void post_slots_empty(void)
 {
 	for (uint32_t q = 0; q < npost_slots; q++)
 		pt_hooks_post_slots[q] = (struct pt_plugin_post_slots){ .pos = &no_slot, .lim = &no_slot };
+	pair_slots_empty();
+}
+
+/* A send post held in the slot at pos (pt_hook_pair_post; lent slots read
+ * 0 until the tool stores) is still owed to the plugins as an event: hand
+ * it over, the slot cleared first (the plugin may lend it again). */
+static void pair_post_owed(uint32_t qp)
+{
+	struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
+	struct pt_plugin_post ev = one_template;
+
+	if (s->pos >= s->lim || !s->pos->t_first_ns)
+		return;
+	ev.qp = qp;
+	ev.first_seq = s->send_seq;
+	ev.first_wr_id = s->send_wr_id;
+	ev.signal_period = 1;
+	ev.flags = PT_PLUGIN_POST_LAST_SIGNALED;
+	ev.t_ns = s->pos->t_first_ns;
+	s->pos->t_first_ns = 0;
+	s->open = NULL;
+	pt_hooks_post_fn(pt_hooks_post_state, &ev);
+}
+
+void pt_hooks_pair_post_slow(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	struct pt_plugin_post ev = one_template;
+	const bool pair_qp = qp < PT_HOOKS_PAIR_QPS;
+
+	ev.qp = qp;
+	ev.first_seq = seq;
+	ev.first_wr_id = wr_id;
+	ev.signal_period = 1;
+	ev.flags = PT_PLUGIN_POST_LAST_SIGNALED;
+	ev.t_ns = t_ns ? t_ns : pt_now_ns();
+	if (pair_qp)
+		pt_hooks_pair_slots[qp].open = NULL;
+	pt_hooks_post_fn(pt_hooks_post_state, &ev);
+	if (!pair_qp)
+		return;
+	/* learnt after the call: a pair of the next WR stands for what this
+	 * was; send_seq past seq says this WR's CQE has no post in a slot */
+	pt_hooks_pair_slots[qp].send_seq = PT_PLUGIN_SEQ_UNKNOWN;
+	if (pairs_bound && seq < PT_PLUGIN_SEQ_UNKNOWN - 1) {
+		pt_hooks_pair_slots[qp].send_seq = seq + 1;
+		pt_hooks_pair_slots[qp].send_wr_id = wr_id;
+	}
+}
+
+void pt_hooks_pair_wc_slow(uint32_t qp, uint64_t seq, uint64_t wr_id, uint32_t status,
+			   enum ibv_wc_opcode wc_op, uint32_t bytes, bool recv, uint64_t t_poll_ns,
+			   const uint64_t *hw_ns)
+{
+	struct pt_plugin_pair_slots *s = qp < PT_HOOKS_PAIR_QPS ? &pt_hooks_pair_slots[qp] : NULL;
+	/* its post went into the slot at pos (pt_hook_pair_wc) */
+	const bool owed = s && !recv && seq == s->send_seq;
+
+	if (s)
+		s->open = NULL;   /* a repost after this is not the open pair's */
+	if (owed)
+		pair_post_owed(qp);
+	pt_hook_completion(qp, wr_id, seq, status,
+			   recv ? PT_PLUGIN_OP_RECV : pt_plugin_op_of_wc(wc_op), bytes,
+			   (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw_ns ? PT_PLUGIN_COMP_HW_TS : 0),
+			   t_poll_ns, hw_ns ? *hw_ns : 0);
+	if (!s || !pairs_bound)
+		return;
+	if (!recv) {
+		if (owed)
+			s->send_seq = seq + 1;
+		return;
+	}
+	s->recv_wr_id = wr_id + 1;
+	s->recv_bytes = bytes;
+}
+
+void pt_hooks_pair_repost_slow(uint32_t qp, uint64_t seq, uint64_t wr_id, uint32_t bytes,
+			       uint64_t t_ns)
+{
+	struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];   /* qp < PT_HOOKS_PAIR_QPS */
+	struct pt_plugin_post ev = {
+		.struct_size = sizeof(ev), .qp = qp, .first_seq = seq, .count = 1,
+		.opcode = PT_PLUGIN_OP_RECV, .first_wr_id = wr_id, .wr_id_step = 1, .bytes = bytes,
+		.t_ns = t_ns ? t_ns : pt_now_ns(),
+	};
+
+	s->open = NULL;   /* a repost after this is not the open pair's */
+	pt_hooks_post_fn(pt_hooks_post_state, &ev);
+	if (pairs_bound && seq < PT_PLUGIN_SEQ_UNKNOWN - 1) {
+		s->repost_seq = seq + 1;
+		s->repost_wr_id_base = wr_id - seq;
+		s->repost_bytes = bytes;
+	}
 }
 
 /* One listener: the hooks call it directly, without the loop. */
@@ -107,6 +221,10 @@ static void pack_calls(void)
 	pt_hooks_post_one_fn = post_one_event;
 	pt_hooks_post_one_state = NULL;
 	post_slots_plugin = -1;
+	pair_slots_plugin = -1;
+	for (int i = 0; nslots == 1 && i < nslots; i++)
+		if (slots[i].ops.post && slots[i].ops.completion && slots[i].ops.bind_pair_slots)
+			pair_slots_plugin = i;
 	for (int i = 0; npost == 1 && i < nslots; i++)
 		if (slots[i].ops.post && slots[i].ops.post_one) {
 			pt_hooks_post_one_fn = slots[i].ops.post_one;
@@ -279,6 +397,12 @@ int pt_hooks_run_start(const struct pt_plugin_run_info *info, char *err, size_t 
 	if (post_slots_plugin >= 0 && info->num_qps)
 		slots[post_slots_plugin].ops.bind_post_slots(slots[post_slots_plugin].state,
 							     pt_hooks_post_slots, info->num_qps);
+	if (pair_slots_plugin >= 0 && info->num_qps) {
+		slots[pair_slots_plugin].ops.bind_pair_slots(
+			slots[pair_slots_plugin].state, pt_hooks_pair_slots,
+			info->num_qps < PT_HOOKS_PAIR_QPS ? info->num_qps : PT_HOOKS_PAIR_QPS);
+		pairs_bound = true;
+	}
 	pt_hooks_on = nslots > 0;
 	return 0;
 }
@@ -295,6 +419,9 @@ int pt_hooks_run_end(const struct pt_plugin_run_end *end, char *err, size_t err_
 	char why[256];
 	int rc = 0;
 
+	/* posts held back for a CQE that never came: the plugin hears of them */
+	for (uint32_t q = 0; pt_hooks_on && q < PT_HOOKS_PAIR_QPS; q++)
+		pair_post_owed(q);
 	pt_hooks_on = false;
 	for (int i = 0; i < nslots; i++) {
 		struct hook_slot *s = &slots[i];

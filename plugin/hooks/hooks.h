@@ -64,12 +64,50 @@ extern void (*pt_hooks_post_one_fn)(void *state, uint32_t qp, uint64_t seq, uint
 extern void *pt_hooks_post_one_state;
 
 
-/* count WRs just posted on QP index qp (see struct pt_plugin_post). */
+/* The run's pair slots (perftest_plugin.h, bind_pair_slots), for the first
+ * PT_HOOKS_PAIR_QPS QPs (the latency loops post on QP 0 alone): a fixed
+ * array, so a hook on QP 0 finds them at an address known at link time.
+ * Empty, with nothing learnt, unless the one plugin took them. The slow
+ * paths make the events and learn what the next pairs stand for (hooks.c). */
+#define PT_HOOKS_PAIR_QPS 1u
+extern struct pt_plugin_pair_slots pt_hooks_pair_slots[PT_HOOKS_PAIR_QPS];
+__attribute__((cold)) void pt_hooks_pair_post_slow(uint32_t qp, uint64_t seq, uint64_t wr_id,
+						   uint64_t t_ns);
+/* The CQE's fields by value, its opcode as polled: the conversion inline
+ * cost the hooks-off loop 3 instructions (registers kept for it). */
+__attribute__((cold)) void pt_hooks_pair_wc_slow(uint32_t qp, uint64_t seq, uint64_t wr_id,
+						 uint32_t status, enum ibv_wc_opcode wc_op, uint32_t bytes,
+						 bool recv, uint64_t t_poll_ns, const uint64_t *hw_ns);
+__attribute__((cold)) void pt_hooks_pair_repost_slow(uint32_t qp, uint64_t seq, uint64_t wr_id,
+						     uint32_t bytes, uint64_t t_ns);
+
+/* count WRs just posted on QP index qp (see struct pt_plugin_post). A
+ * single receive WR (send_lat's repost) goes into the receive pair stored
+ * just before, when it is the one the pair slots expect. */
 static inline void pt_hook_post(uint32_t qp, uint64_t first_seq, uint32_t count, uint32_t opcode,
 				uint64_t first_wr_id, uint64_t wr_id_step, uint32_t bytes,
 				uint32_t signal_period, uint32_t flags, uint64_t t_ns)
 {
 	if (__builtin_expect(pt_hooks_on, 0)) {
+		if (opcode == PT_PLUGIN_OP_RECV && count == 1 && !signal_period && !flags &&
+		    qp < PT_HOOKS_PAIR_QPS) {
+			struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
+
+			/* open only while it is the last pair stored: the receive
+			 * posted right after that pair's CQE, nothing between (a
+			 * NULL open never equals pos - 1, which is compared, not read) */
+			if (__builtin_expect(s->open == s->pos - 1 &&
+					     first_seq == s->repost_seq &&
+					     first_wr_id == s->repost_wr_id_base + first_seq &&
+					     bytes == s->repost_bytes, 1)) {
+				s->open->t_second_ns = t_ns ? t_ns : pt_now_ns();
+				s->open = NULL;
+				s->repost_seq = first_seq + 1;
+				return;
+			}
+			pt_hooks_pair_repost_slow(qp, first_seq, first_wr_id, bytes, t_ns);
+			return;
+		}
 		struct pt_plugin_post ev = {
 			.struct_size = sizeof(ev), .qp = qp, .first_seq = first_seq,
 			.count = count, .opcode = opcode, .first_wr_id = first_wr_id,
@@ -144,6 +182,59 @@ static inline void pt_hook_wc(uint32_t qp, uint64_t seq, const struct ibv_wc *wc
 				   wc->byte_len,
 				   (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw_ns ? PT_PLUGIN_COMP_HW_TS : 0),
 				   t_poll_ns, hw_ns ? *hw_ns : 0);
+}
+
+/* The latency loops (one WR in flight on QP qp): the send WR of sequence
+ * seq and wr_id wr_id, of the run's send_opcode and msg_size, signal period
+ * 1 and LAST_SIGNALED, posted at t_ns (not PT_HOOK_NOW). With pair slots
+ * its time waits in the next slot for its CQE: the loop's next hook call
+ * on the QP is pt_hook_pair_wc for this WR's CQE (or none: run end). */
+static inline void pt_hook_pair_post(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0)) {
+		if (__builtin_expect(qp < PT_HOOKS_PAIR_QPS, 1)) {
+			struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
+
+			if (__builtin_expect(s->pos < s->lim && seq == s->send_seq &&
+					     wr_id == s->send_wr_id, 1)) {
+				s->pos->t_first_ns = t_ns;
+				return;
+			}
+		}
+		pt_hooks_pair_post_slow(qp, seq, wr_id, t_ns);
+	}
+}
+
+/* That WR's CQE (recv false, seq the post's), or a receive CQE (recv true,
+ * as pt_hook_wc with PT_PLUGIN_SEQ_UNKNOWN), polled at t_poll_ns (not
+ * PT_HOOK_NOW): a pair when it succeeded, carries no NIC time and is what
+ * the slots expect; else the events (pt_hook_wc's). A send CQE of seq
+ * send_seq is one whose post went into the slot at pos: a post that did
+ * not left send_seq past it (hooks.c). */
+static inline void pt_hook_pair_wc(uint32_t qp, uint64_t seq, const struct ibv_wc *wc, bool recv,
+				   uint64_t t_poll_ns, const uint64_t *hw_ns)
+{
+	if (__builtin_expect(pt_hooks_on, 0)) {
+		if (__builtin_expect(qp < PT_HOOKS_PAIR_QPS && wc->status == IBV_WC_SUCCESS && !hw_ns, 1)) {
+			struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[qp];
+
+			if (!recv && __builtin_expect(seq == s->send_seq, 1)) {
+				s->pos->t_second_ns = t_poll_ns;
+				s->pos++;
+				s->send_seq = seq + 1;
+				return;
+			}
+			if (recv && __builtin_expect(s->pos < s->lim && wc->wr_id == s->recv_wr_id &&
+						     wc->byte_len == s->recv_bytes, 1)) {
+				s->pos->t_first_ns = t_poll_ns | PT_PLUGIN_PAIR_RECV;
+				s->open = s->pos++;
+				s->recv_wr_id++;
+				return;
+			}
+		}
+		pt_hooks_pair_wc_slow(qp, seq, wc->wr_id, (uint32_t)wc->status, wc->opcode,
+				      wc->byte_len, recv, t_poll_ns, hw_ns);
+	}
 }
 
 #endif

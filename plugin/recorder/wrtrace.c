@@ -38,6 +38,7 @@ struct wrt *wrt_new(const struct wrt_config *cfg)
 static void run_free(struct wrt *w)
 {
 	wrt_lazy_free(w);
+	wrt_pairs_free(w);
 	free(w->recs);
 	free(w->sq);
 	free(w->rq);
@@ -174,6 +175,7 @@ int wrt_run_start(struct wrt *w, const struct pt_plugin_run_info *in, char *err,
 	w->one_period = in->cq_mod;
 	w->slots = NULL;
 	w->nslots = 0;
+	wrt_pairs_free(w);
 	wrt_lazy_start(w, in);
 	w->in_run = true;
 	return 0;
@@ -352,6 +354,7 @@ static inline bool lazy_post_fast(struct wrt *w, const struct pt_plugin_post *ev
 
 void wrt_post(struct wrt *w, const struct pt_plugin_post *ev)
 {
+	wrt_pairs_take(w);
 	if (!lazy_post_fast(w, ev))
 		post_general(w, ev);
 }
@@ -372,6 +375,7 @@ static __attribute__((noinline)) void post_one_event(struct wrt *w, uint32_t qp,
 
 void wrt_post_one(struct wrt *w, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t)
 {
+	wrt_pairs_take(w);
 	if (w->lazy) {
 		if (qp < w->nslots) {
 			/* the tool's slots ran out (or it left their order): count
@@ -499,6 +503,7 @@ static __attribute__((noinline)) void complete_any(struct wrt *w,
 
 void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 {
+	wrt_pairs_take(w);
 	/* lazy implies in_run; errors are counted as complete_any does */
 	if (wrt_lazy_own_cqe(w, ev) || wrt_lazy_fast_cqe(w, ev)) {
 		w->meta.errors += ev->status != 0;
@@ -568,6 +573,8 @@ int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, s
 	(void)end;
 	if (!w->in_run)
 		return fail(err, err_len, "run end without a run start");
+	wrt_pairs_take(w);
+	wrt_pairs_free(w);
 	w->in_run = false;
 	wrt_lazy_rows(w);
 	flush_outstanding(w);

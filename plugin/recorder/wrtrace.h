@@ -82,6 +82,8 @@ struct wrt_config {
 	uint64_t max_records;
 	uint32_t fifo_min;          /* in-flight FIFO entries per QP and direction, at least */
 	bool nodefer;               /* build each row when its CQE comes (the FIFO path) */
+	uint64_t pairs_max;         /* pair slots lent at a time at most; 0: the run's
+	                               (wrtrace_pairs.c; no option sets it: tests do) */
 	FILE *summary;              /* NULL: stdout */
 	bool quiet;                 /* no summary (the file is still written) */
 };
@@ -101,6 +103,10 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev);
 /* The tool's post slots for this run (pt_plugin_ops.bind_post_slots): the
  * deferred rows lend each send queue its pool's next slots (wrtrace_rec.h). */
 void wrt_bind_post_slots(struct wrt *w, struct pt_plugin_post_slots *slots, uint32_t n);
+/* The tool's pair slots (pt_plugin_ops.bind_pair_slots): a run of one QP
+ * and one WR in flight (a latency tool) is lent a buffer of pairs, played
+ * as their events at the next call (wrtrace_pairs.c). */
+void wrt_bind_pair_slots(struct wrt *w, struct pt_plugin_pair_slots *slots, uint32_t n);
 void wrt_clock_fit(struct wrt *w, const struct pt_plugin_clock_fit *fit);
 /* Closes the run: counts what never completed, writes the file, prints. */
 int wrt_run_end(struct wrt *w, const struct pt_plugin_run_end *end, char *err, size_t err_len);

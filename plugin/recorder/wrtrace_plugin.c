@@ -126,6 +126,11 @@ static void plug_bind_post_slots(void *s, struct pt_plugin_post_slots *slots, ui
 	wrt_bind_post_slots(s, slots, n);
 }
 
+static void plug_bind_pair_slots(void *s, struct pt_plugin_pair_slots *slots, uint32_t n)
+{
+	wrt_bind_pair_slots(s, slots, n);
+}
+
 static void plug_completion(void *s, const struct pt_plugin_completion *ev)
 {
 	wrt_complete(s, ev);
@@ -159,6 +164,7 @@ static const struct pt_plugin_ops wrt_ops = {
 	.fini = plug_fini,
 	.post_one = plug_post_one,
 	.bind_post_slots = plug_bind_post_slots,
+	.bind_pair_slots = plug_bind_pair_slots,
 };
 
 const struct pt_plugin_ops *wrt_plugin_get_ops(void)

@@ -105,6 +105,11 @@ struct wrt {
 	 * have put them and the rows come out the same. */
 	struct pt_plugin_post_slots *slots;
 	uint32_t nslots;
+	/* The tool's pair slots of QP 0 (NULL: none lent this run) and the
+	 * buffer lent from its start each time (wrtrace_pairs.c). */
+	struct pt_plugin_pair_slots *pairs;
+	struct pt_plugin_pair *pair_mem;
+	uint64_t pair_cap;
 };
 
 /* Re-derive the signal phase after a jump in sequence numbers or a new
@@ -285,6 +290,20 @@ static inline bool wrt_lazy_fast_cqe(struct wrt *w, const struct pt_plugin_compl
 		wrt_slots_lend(w, ev->qp);   /* WRs retired: room for more slots */
 	return true;
 }
+
+/* The pairs the tool stored since the last call, played as the events
+ * they stand for (in their order, before the call's own event) through
+ * post and complete (wrtrace.c's wrt_post and wrt_complete, handed over so
+ * wrtrace_pairs.c does not call back into wrtrace.c), and the buffer lent
+ * again (wrtrace_pairs.c). */
+void wrt_pairs_drain(struct wrt *w, void (*post)(struct wrt *, const struct pt_plugin_post *),
+		     void (*complete)(struct wrt *, const struct pt_plugin_completion *));
+void wrt_pairs_free(struct wrt *w);
+#define wrt_pairs_take(w) \
+	do { \
+		if (__builtin_expect((w)->pairs != NULL && (w)->pairs->pos != (w)->pair_mem, 0)) \
+			wrt_pairs_drain((w), wrt_post, wrt_complete); \
+	} while (0)
 
 /* Deferred rows (wrtrace_defer.c). start: at run start, unless the
  * config says nodefer or memory is short; rows: build the rows so far and

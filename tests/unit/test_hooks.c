@@ -410,6 +410,123 @@ static void test_post_slots(void **state)
 	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
 }
 
+/* A plugin that logs the latency events it gets and, with pairs on, lends
+ * QP 0 the three pairs of mem at bind time and never again. */
+static struct {
+	char log[64][48];
+	unsigned n;
+	bool lend;
+	struct pt_plugin_pair_slots *slots;
+	struct pt_plugin_pair mem[3];
+} pairer;
+
+static void pairer_post(void *st, const struct pt_plugin_post *ev)
+{
+	(void)st;
+	if (pairer.n < 64)
+		snprintf(pairer.log[pairer.n++], 48, "P%s q%u s%llu id%llu n%u o%u b%u p%u f%u t%llu",
+			 "", ev->qp, (unsigned long long)ev->first_seq,
+			 (unsigned long long)ev->first_wr_id, ev->count, ev->opcode, ev->bytes,
+			 ev->signal_period, ev->flags, (unsigned long long)ev->t_ns);
+}
+
+static void pairer_completion(void *st, const struct pt_plugin_completion *ev)
+{
+	(void)st;
+	if (pairer.n < 64)
+		snprintf(pairer.log[pairer.n++], 48, "C q%u s%lld id%llu st%u f%u b%u t%llu", ev->qp,
+			 (long long)ev->seq, (unsigned long long)ev->wr_id, ev->status, ev->flags,
+			 ev->bytes, (unsigned long long)ev->t_poll_ns);
+}
+
+static void pairer_bind(void *st, struct pt_plugin_pair_slots *slots, uint32_t n)
+{
+	(void)st;
+	assert_int_equal(n, 1);
+	pairer.slots = slots;
+	if (pairer.lend) {
+		slots[0].pos = pairer.mem;
+		slots[0].lim = pairer.mem + 3;
+	}
+}
+
+/* send_lat's client, two iterations and a third send whose CQE never
+ * comes, through the pair hooks; the events the plugin got, in order. */
+static void drive_pairs(const struct pt_plugin_ops *ops)
+{
+	struct pt_plugin_run_info in = info(0);
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND, .byte_len = 64 };
+	char err[512];
+
+	memset(&pairer, 0, sizeof(pairer));
+	pairer.lend = ops->struct_size > offsetof(struct pt_plugin_ops, bind_pair_slots);
+	in.num_qps = 1;
+	in.tx_depth = 1;
+	in.msg_size = 64;
+	in.cq_mod = 1;
+	in.post_list = 1;
+	in.send_opcode = PT_PLUGIN_OP_SEND;
+	assert_int_equal(pt_hooks_load_builtin(ops, "pairer", "", err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
+	pt_hook_post(0, 0, 1, PT_PLUGIN_OP_RECV, 0, 1, 64, 0, 0, 10);
+	for (uint64_t i = 0; i < 3; i++) {
+		pt_hook_pair_post(0, i, 0, 100 + 10 * i);
+		if (i == 2)
+			break;
+		wc.wr_id = 0;
+		pt_hook_pair_wc(0, i, &wc, false, 101 + 10 * i, NULL);
+		wc.wr_id = i;
+		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, 102 + 10 * i, NULL);
+		pt_hook_post(0, i + 1, 1, PT_PLUGIN_OP_RECV, i + 1, 1, 64, 0, 0, 103 + 10 * i);
+	}
+	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
+	pt_hooks_unload_all();
+}
+
+/* Pair slots (ABI 1.3): a plugin of ABI 1.2 (no bind_pair_slots) gets
+ * every event of the latency hooks, as pt_hook_post and pt_hook_wc made
+ * them; a plugin that lends three pairs gets the first iteration as
+ * events (what the pairs stand for is learnt from them), finds the second
+ * iteration's send pair and receive pair with its repost in the slots (no
+ * call), and gets the last send, whose CQE never comes and whose post
+ * time waited in the third slot, at run end. */
+static void test_pair_slots(void **state)
+{
+	static const char *const want[] = {
+		"P q0 s0 id0 n1 o7 b64 p0 f0 t10", "P q0 s0 id0 n1 o0 b64 p1 f1 t100",
+		"C q0 s0 id0 st0 f0 b64 t101", "C q0 s-1 id0 st0 f1 b64 t102",
+		"P q0 s1 id1 n1 o7 b64 p0 f0 t103", "P q0 s1 id0 n1 o0 b64 p1 f1 t110",
+		"C q0 s1 id0 st0 f0 b64 t111", "C q0 s-1 id1 st0 f1 b64 t112",
+		"P q0 s2 id2 n1 o7 b64 p0 f0 t113", "P q0 s2 id0 n1 o0 b64 p1 f1 t120",
+	};
+	struct pt_plugin_ops ops = {
+		.abi_version = PT_PLUGIN_ABI_VERSION,
+		.struct_size = offsetof(struct pt_plugin_ops, bind_pair_slots), .name = "pairer",
+		.post = pairer_post, .completion = pairer_completion, .bind_pair_slots = pairer_bind,
+	};
+
+	(void)state;
+	drive_pairs(&ops);   /* ABI 1.2: bind_pair_slots beyond its size */
+	assert_null(pairer.slots);
+	assert_int_equal(pairer.n, 10);
+	for (unsigned k = 0; k < 10; k++)
+		assert_string_equal(pairer.log[k], want[k]);
+	ops.struct_size = sizeof(ops);
+	drive_pairs(&ops);
+	assert_non_null(pairer.slots);
+	assert_int_equal(pairer.n, 6);
+	for (unsigned k = 0; k < 5; k++)
+		assert_string_equal(pairer.log[k], want[k]);
+	assert_string_equal(pairer.log[5], want[9]);
+	assert_int_equal(pairer.mem[0].t_first_ns, 110);
+	assert_int_equal(pairer.mem[0].t_second_ns, 111);
+	assert_int_equal(pairer.mem[1].t_first_ns, 112 | PT_PLUGIN_PAIR_RECV);
+	assert_int_equal(pairer.mem[1].t_second_ns, 113);
+	assert_int_equal(pairer.mem[2].t_first_ns, 0);   /* handed over: cleared */
+	assert_true(pairer.slots[0].pos == pairer.slots[0].lim);   /* empty after the run */
+}
+
 /* Five plugins are one too many; the fifth is refused by name. */
 static void test_plugin_limit(void **state)
 {
@@ -444,6 +561,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_two_plugins, after_each),
 		cmocka_unit_test_teardown(test_post_one, after_each),
 		cmocka_unit_test_teardown(test_post_slots, after_each),
+		cmocka_unit_test_teardown(test_pair_slots, after_each),
 		cmocka_unit_test_teardown(test_plugin_limit, after_each),
 		cmocka_unit_test_teardown(test_opcodes, after_each),
 	};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* wrtrace deferred rows: the same event scripts played on the FIFO path
- * and deferred (post events, post_one, post slots), every row and count
- * compared; the hand-over causes; the limits of the post slots. */
+ * and deferred (post events, post_one, post slots, the latency loops' pair
+ * slots through the real hooks), every row and count compared; the
+ * hand-over causes; the limits of the post slots. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "plugin/hooks/hooks.h"
 #include "wrtrace_harness.h"
 
 /* One event of a script run on several recorders. */
@@ -379,6 +381,264 @@ static void test_slots_limits(void **state)
 	same_as_fifo(e, n, 1, 280, 4, "more WRs in flight than the FIFO holds");
 }
 
+/* The latency loops' pair slots (ABI 1.3), through the real hooks
+ * (hooks.h) and a plugin that hands every call to one recorder. A pair
+ * script's events: 'L' a latency send post (one wr_id, LAST_SIGNALED on
+ * period 1, the run's opcode), 'c' its CQE (seq, status, HW flag and hw),
+ * 'R' a receive CQE of unknown sequence (n its wr_id, period its bytes,
+ * 0: 64), 'K' one of known sequence, 'r' a receive post (seq, n its wr_id). */
+static struct wrt *pair_target;
+static uint64_t pair_calls;         /* calls the plugin got: events not stored as pairs */
+
+static int tp_init(const char *args, void **state, char *err, size_t err_len)
+{
+	(void)args, (void)err, (void)err_len;
+	*state = pair_target;
+	return 0;
+}
+
+static int tp_run_start(void *s, const struct pt_plugin_run_info *in, char *err, size_t len)
+{
+	(void)s, (void)in, (void)err, (void)len;   /* the recorder is started already */
+	return 0;
+}
+
+static void tp_post(void *s, const struct pt_plugin_post *ev)
+{
+	pair_calls++;
+	wrt_post(s, ev);
+}
+
+static void tp_completion(void *s, const struct pt_plugin_completion *ev)
+{
+	pair_calls++;
+	wrt_complete(s, ev);
+}
+
+static int tp_run_end(void *s, const struct pt_plugin_run_end *e, char *err, size_t len)
+{
+	return wrt_run_end(s, e, err, len);
+}
+
+static void tp_bind_pairs(void *s, struct pt_plugin_pair_slots *slots, uint32_t n)
+{
+	wrt_bind_pair_slots(s, slots, n);
+}
+
+static const struct pt_plugin_ops pair_ops = {
+	.abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct pt_plugin_ops),
+	.name = "pair-test", .init = tp_init, .run_start = tp_run_start, .post = tp_post,
+	.completion = tp_completion, .run_end = tp_run_end, .bind_pair_slots = tp_bind_pairs,
+};
+
+static struct ibv_wc pair_wc(const struct ev *e, enum ibv_wc_opcode op)
+{
+	return (struct ibv_wc){ .wr_id = e->n, .status = (enum ibv_wc_status)e->status, .opcode = op,
+				.byte_len = e->period ? e->period : 64 };
+}
+
+/* The script as run_lat.c and post.c hand it to the hooks. */
+static void play_hooks(const struct ev *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ibv_wc wc;
+		uint64_t hw = e[i].hw;
+
+		switch (e[i].kind) {
+		case 'L':
+			pt_hook_pair_post(e[i].qp, e[i].seq, 0, e[i].t);
+			break;
+		case 'c':
+			wc = pair_wc(&e[i], IBV_WC_SEND);
+			wc.wr_id = 0;
+			pt_hook_pair_wc(e[i].qp, e[i].seq, &wc, false, e[i].t,
+					e[i].flags & PT_PLUGIN_COMP_HW_TS ? &hw : NULL);
+			break;
+		case 'R':
+			wc = pair_wc(&e[i], IBV_WC_RECV);
+			pt_hook_pair_wc(e[i].qp, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, e[i].t,
+					e[i].flags & PT_PLUGIN_COMP_HW_TS ? &hw : NULL);
+			break;
+		case 'K':
+			wc = pair_wc(&e[i], IBV_WC_RECV);
+			pt_hook_wc(e[i].qp, e[i].seq, &wc, true, e[i].t, NULL);
+			break;
+		default:
+			pt_hook_post(e[i].qp, e[i].seq, 1, PT_PLUGIN_OP_RECV, e[i].n, 1, 64, 0, 0, e[i].t);
+		}
+	}
+}
+
+/* The same script as the events the hooks stand for, straight to w. */
+static void play_events(struct wrt *w, const struct ev *e, size_t n, uint32_t op)
+{
+	for (size_t i = 0; i < n; i++) {
+		const bool recv = e[i].kind == 'R' || e[i].kind == 'K';
+		const bool hw = e[i].flags & PT_PLUGIN_COMP_HW_TS;
+		struct pt_plugin_post p = {
+			.struct_size = sizeof(p), .qp = e[i].qp, .first_seq = e[i].seq, .count = 1,
+			.opcode = op, .first_wr_id = 0, .wr_id_step = 1, .bytes = 64,
+			.signal_period = 1, .flags = PT_PLUGIN_POST_LAST_SIGNALED, .t_ns = e[i].t,
+		};
+		struct pt_plugin_completion c = {
+			.struct_size = sizeof(c), .qp = e[i].qp, .wr_id = recv ? e[i].n : 0,
+			.seq = e[i].kind == 'R' ? PT_PLUGIN_SEQ_UNKNOWN : e[i].seq, .status = e[i].status,
+			.opcode = recv ? PT_PLUGIN_OP_RECV : op,
+			.bytes = recv && e[i].period ? e[i].period : 64,
+			.flags = (recv ? PT_PLUGIN_COMP_RECV : 0) | (hw ? PT_PLUGIN_COMP_HW_TS : 0),
+			.t_poll_ns = e[i].t, .hw_ns = hw ? e[i].hw : 0,
+		};
+
+		if (e[i].kind == 'r') {
+			p = (struct pt_plugin_post){ .struct_size = sizeof(p), .qp = e[i].qp,
+						     .first_seq = e[i].seq, .count = 1,
+						     .opcode = PT_PLUGIN_OP_RECV, .first_wr_id = e[i].n,
+						     .wr_id_step = 1, .bytes = 64, .t_ns = e[i].t };
+		}
+		if (e[i].kind == 'L' || e[i].kind == 'r')
+			wrt_post(w, &p);
+		else
+			wrt_complete(w, &c);
+	}
+}
+
+/* A recorder of args on in, pair_max pair slots lent at a time at most. */
+static struct wrt *pair_recorder(const char *args, const struct pt_plugin_run_info *in,
+				 uint64_t pair_max)
+{
+	struct wrt_config cfg;
+	char err[256];
+	struct wrt *w;
+
+	assert_int_equal(wrt_config_parse(args, &cfg, err, sizeof(err)), 0);
+	cfg.path[0] = '\0';
+	cfg.quiet = true;
+	cfg.pairs_max = pair_max;
+	w = wrt_new(&cfg);
+	assert_non_null(w);
+	assert_int_equal(wrt_run_start(w, in, err, sizeof(err)), 0);
+	return w;
+}
+
+/* The script through the hooks into a recorder; returns the plugin's calls. */
+static uint64_t via_hooks(struct wrt *w, const struct pt_plugin_run_info *in, const struct ev *e,
+			  size_t n)
+{
+	struct pt_plugin_run_end end_ev = { .struct_size = sizeof(end_ev) };
+	char err[256];
+
+	pair_target = w;
+	pair_calls = 0;
+	assert_int_equal(pt_hooks_load_builtin(&pair_ops, "pair-test", "", err, sizeof(err)), 0);
+	assert_int_equal(pt_hooks_run_start(in, err, sizeof(err)), 0);
+	play_hooks(e, n);
+	assert_int_equal(pt_hooks_run_end(&end_ev, err, sizeof(err)), 0);
+	pt_hooks_unload_all();
+	return pair_calls;
+}
+
+/* The script as events on the FIFO path (the reference) and deferred, and
+ * through the hooks with pair slots (as many as the run wants, and few, so
+ * they run out and are played at each call), and with pair slots refused
+ * (nodefer): the same rows and counts. Returns the calls the hooks made
+ * with all the pair slots the run wants (stored pairs make none). */
+static uint64_t pairs_same(const struct ev *e, size_t n, uint32_t op, bool recvs)
+{
+	struct pt_plugin_run_info in = info_for(1, 400, 1, 1);
+	struct wrt *ref, *w[4];
+	uint64_t calls = 0;
+
+	in.tx_depth = 1;
+	in.rx_depth = recvs ? 8 : 1;
+	in.send_opcode = op;
+	if (!recvs)
+		in.directions = PT_PLUGIN_DIR_SEND;
+	ref = pair_recorder("x.csv:nodefer", &in, 0);
+	play_events(ref, e, n, op);
+	end(ref);
+	w[0] = pair_recorder("x.csv", &in, 0);
+	play_events(w[0], e, n, op);
+	end(w[0]);
+	w[1] = pair_recorder("x.csv", &in, 0);
+	calls = via_hooks(w[1], &in, e, n);
+	w[2] = pair_recorder("x.csv", &in, 5);
+	via_hooks(w[2], &in, e, n);
+	w[3] = pair_recorder("x.csv:nodefer", &in, 0);
+	assert_int_equal(via_hooks(w[3], &in, e, n), n);   /* no pairs: every event a call */
+	for (int k = 0; k < 4; k++) {
+		print_message("pairs: recorder %d\n", k);
+		same_records(ref, w[k]);
+		wrt_free(w[k]);
+	}
+	wrt_free(ref);
+	return calls;
+}
+
+/* send_lat's client: receives posted, then per iteration its send, the
+ * send's CQE, the pong's receive CQE and its repost; in the middle a
+ * failed send CQE, a NIC time on a send and on a receive CQE, a short
+ * receive, a receive CQE of known sequence and one whose wr_id is not
+ * the next, a repost that comes after the next send; then an old CQE
+ * again, a CQE never posted, and a last send whose CQE never comes (the
+ * hooks hand its post over at run end). */
+static void test_pairs_send_lat(void **state)
+{
+	static struct ev e[1024];
+	size_t n = 0;
+	uint64_t t = 100, s, calls;
+
+	(void)state;
+	for (s = 0; s < 4; s++)
+		e[n++] = (struct ev){ 'r', 0, s, (uint32_t)s, 0, 0, 0, t++, 0 };
+	for (s = 0; s < 150; s++) {
+		e[n++] = (struct ev){ 'L', 0, s, 1, 1, 0, 0, t++, 0 };
+		e[n++] = (struct ev){ 'c', 0, s, 0, 0, s == 40 ? HW : 0, s == 70 ? 5 : 0, t++,
+				      s == 40 ? 7000 : 0 };
+		if (s == 131)   /* 130's repost after a send pair: not the open pair's */
+			e[n++] = (struct ev){ 'r', 0, 134, 134, 0, 0, 0, t++, 0 };
+		if (s == 100)
+			e[n++] = (struct ev){ 'K', 0, s, (uint32_t)s, 0, 0, 0, t++, 0 };
+		else
+			e[n++] = (struct ev){ 'R', 0, 0, s == 120 ? 999 : (uint32_t)s,
+					      s == 90 ? 60 : 0, s == 60 ? HW : 0, 0, t++,
+					      s == 60 ? 7100 : 0 };
+		if (s != 130)
+			e[n++] = (struct ev){ 'r', 0, s + 4, (uint32_t)s + 4, 0, 0, 0, t++, 0 };
+	}
+	e[n++] = (struct ev){ 'c', 0, 149, 0, 0, 0, 0, t++, 0 };          /* its CQE again */
+	e[n++] = (struct ev){ 'c', 0, 400, 0, 0, 0, 0, t++, 0 };          /* never posted */
+	e[n++] = (struct ev){ 'L', 0, 150, 1, 1, 0, 0, t++, 0 };          /* never completes */
+	assert_true(n <= sizeof(e) / sizeof(e[0]));
+	calls = pairs_same(e, n, PT_PLUGIN_OP_SEND, true);
+	/* most of the 600 events of the loop went as pairs */
+	print_message("pairs: %llu calls for %zu events\n", (unsigned long long)calls, n);
+	assert_true(calls < 60);
+}
+
+/* read_lat, atomic_lat and write_lat's client: a send and its CQE per
+ * iteration, a failed one and one with a NIC time in the middle. */
+static void test_pairs_one_sided(void **state)
+{
+	static const uint32_t ops[] = { PT_PLUGIN_OP_READ, PT_PLUGIN_OP_ATOMIC_FA, PT_PLUGIN_OP_WRITE };
+	static struct ev e[512];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		size_t n = 0;
+		uint64_t t = 100, calls;
+
+		for (uint64_t s = 0; s < 200; s++) {
+			e[n++] = (struct ev){ 'L', 0, s, 1, 1, 0, 0, t++, 0 };
+			e[n++] = (struct ev){ 'c', 0, s, 0, 0, s == 33 ? HW : 0, s == 150 ? 12 : 0, t++,
+					      s == 33 ? 9000 : 0 };
+		}
+		calls = pairs_same(e, n, ops[k], false);
+		print_message("pairs: op %u, %llu calls for %zu events\n", ops[k],
+			      (unsigned long long)calls, n);
+		assert_true(calls < 20);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +648,8 @@ int main(void)
 		cmocka_unit_test(test_period_gap),
 		cmocka_unit_test(test_deferred_then_fifo),
 		cmocka_unit_test(test_slots_limits),
+		cmocka_unit_test(test_pairs_send_lat),
+		cmocka_unit_test(test_pairs_one_sided),
 	};
 	return cmocka_run_group_tests_name("wrtrace deferred rows", tests, NULL, NULL);
 }
