@@ -353,19 +353,29 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 }
 
 
+/* What pt_lat_repost tells the hooks of receive seq (the pair slots take
+ * it), out of line: inline, its registers cost the hooks-off loop. */
+static __attribute__((noinline)) void lat_repost_hook(const struct lat_run *r, uint64_t seq)
+{
+	pt_hook_post(0, seq, 1, PT_PLUGIN_OP_RECV, r->wrs.recv.wr_id, 1, r->wrs.recv_sge.length, 0, 0,
+		     PT_HOOK_NOW);
+}
+
 /* send_lat's receive consumed: repost it. The plain case (one receive per
- * call, no SRQ, nobody looking, more due) inline; pt_lat_repost the rest. */
+ * call, no SRQ, no USDT tracer, more due) inline; pt_lat_repost the rest. */
 static inline int lat_repost(struct lat_run *r)
 {
 	struct pt_qp *q = &r->res->qps[0];
 	struct ibv_recv_wr *bad;
 
-	if (__builtin_expect(!r->plain_repost || pt_hooks_on || PT_PROBE_ON(post_recv) ||
+	if (__builtin_expect(!r->plain_repost || PT_PROBE_ON(post_recv) ||
 			     (!r->duration && q->recv_posted >= r->l->opt.iters), 0))
 		return pt_lat_repost(r->l, &r->wrs, r->duration);
 	r->wrs.recv.wr_id = pt_wrid(0, q->recv_posted);
 	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
 		return pt_lat_repost(r->l, &r->wrs, r->duration);   /* again, to say why */
+	if (__builtin_expect(pt_hooks_on, 0))
+		lat_repost_hook(r, q->recv_posted);
 	q->recv_posted++;
 	return 0;
 }
