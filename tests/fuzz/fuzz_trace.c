@@ -4,7 +4,7 @@
  * accepts: the summary, and writing it back (plugin/recorder/wrtrace_write.c). And
  * the other way round: files the recorder (plugin/recorder/wrtrace.c) writes from
  * any sequence of plugin events read back as recorded.
- * fuzz-sources: plugin/recorder/wrtrace_read.c plugin/recorder/wrtrace_write.c plugin/recorder/wrtrace_stats.c plugin/recorder/wrtrace_hist.c plugin/recorder/wrtrace.c plugin/recorder/wrtrace_defer.c
+ * fuzz-sources: plugin/recorder/wrtrace_read.c plugin/recorder/wrtrace_write.c plugin/recorder/wrtrace_stats.c plugin/recorder/wrtrace_hist.c plugin/recorder/wrtrace.c plugin/recorder/wrtrace_defer.c plugin/recorder/wrtrace_pairs.c
  * fuzz-libs: -ljansson -lm
  * fuzz-flags: -max_len=8192 -dict=tests/fuzz/trace.dict -rss_limit_mb=512 -malloc_limit_mb=64
  *
