@@ -397,6 +397,18 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, con
 	return lat_repost(r) ? -1 : 1;
 }
 
+/* A run of one of the loops below: set up, loop, every event acked.
+ * Inlined into each pt_run_lat_*, so the loop is a direct call. */
+static inline __attribute__((always_inline)) int lat_run(const struct pt_loop *l, struct pt_lat_meas *m,
+							 int (*loop)(struct lat_run *))
+{
+	struct lat_run r;
+
+	if (lat_init(&r, l, m))
+		return -1;
+	return lat_done(&r, loop(&r));
+}
+
 static int lat_send(struct lat_run *r)
 {
 	const struct pt_loop *l = r->l;
@@ -423,13 +435,7 @@ static int lat_send(struct lat_run *r)
 
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 {
-	struct lat_run r;
-	int rc;
-
-	if (lat_init(&r, l, m))
-		return -1;
-	rc = lat_send(&r);
-	return lat_done(&r, rc);
+	return lat_run(l, m, lat_send);
 }
 
 /* write_lat: wait until the peer's count (the last byte it wrote into our
@@ -481,13 +487,7 @@ static int lat_write(struct lat_run *r)
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 {
-	struct lat_run r;
-	int rc;
-
-	if (lat_init(&r, l, m))
-		return -1;
-	rc = lat_write(&r);
-	return lat_done(&r, rc);
+	return lat_run(l, m, lat_write);
 }
 
 static int lat_read(struct lat_run *r)
@@ -509,13 +509,7 @@ static int lat_read(struct lat_run *r)
 
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
 {
-	struct lat_run r;
-	int rc;
-
-	if (lat_init(&r, l, m))
-		return -1;
-	rc = lat_read(&r);
-	return lat_done(&r, rc);
+	return lat_run(l, m, lat_read);
 }
 
 void pt_lat_meas_free(struct pt_lat_meas *m)
