@@ -116,6 +116,9 @@ int pt_send_bw_flow(struct pt_ctx *c)
 		printf(PT_RESULT_LINE);
 		pt_report_bw_header(stdout, p->report.gbits, p->report.cpu_util);
 	}
+	/* --reversed UD: the sending server's barrier after each run is what
+	 * tells the receiving client that messages still missing are lost */
+	c->peer.oob.write_first = sender && c->peer.oob.is_server && p->conn.type == PT_CONN_UD;
 	for (uint64_t s = p->traffic.all_sizes ? 2 : c->run.size; s; s = pt_next_size(c, s)) {
 		c->run.size = s;
 		if (run_one_size(c, sender, receiver))

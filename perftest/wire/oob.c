@@ -426,8 +426,10 @@ int pt_oob_exchange(struct pt_oob *c, const void *mine, void *theirs,
 			    what);
 	if (!n)
 		return 0;
-	/* Client writes first, server reads first (docs/wire-protocol.md §1). */
-	if (c->is_server) {
+	/* Client writes first, server reads first (docs/wire-protocol.md §1);
+	 * a server told to write first cannot deadlock a peer of either order:
+	 * each side's message is small and lands in the socket's buffer. */
+	if (c->is_server && !(c->write_first && !c->msg)) {
 		r = xfer(c, 0, theirs, n, what);
 		return r ? r : xfer(c, 1, (void *)mine, n, what);
 	}

@@ -31,6 +31,9 @@ struct pt_oob {
 	int fd;                 /* connected socket, -1 if none */
 	int lfd;                /* listening socket (server), -1 if none */
 	int is_server;          /* OOB role: reads first in each exchange */
+	int write_first;        /* TCP: write first even as the server (a UD sender
+	                         * after its run: its message tells the receiving
+	                         * client it has finished, run_bw.c sender_done) */
 	int timeout_ms;         /* per exchange (each direction); < 0: none */
 	int connect_timeout_ms; /* accept wait / connect retry deadline */
 	const char *version;    /* announced string; WIRE_VERSION by default */

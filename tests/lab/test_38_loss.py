@@ -5,7 +5,7 @@ retransmission: both sides exit 0 with every iteration, netem did drop
 frames, and the sender's rxe counters show the retransmissions. UD must
 count the loss exactly: our receiver's "N of M messages lost" equals the
 frames netem dropped on the sender (one frame per message at the RoCE MTU),
-for our sender and for Debian's 6.06."""
+for our sender and for Debian's 6.06, and with --reversed (the server sends)."""
 
 import re
 from typing import Iterator
@@ -96,3 +96,30 @@ def test_ud_counts_loss_exactly(lossy: Lab, pair, ours, upstream_bin, dev: str, 
     assert rows and rows[-1].iters == received and rows[-1].size == size, \
         f"the receiver's row does not show the {received} received\n{p.evidence()}"
     note(f"{cli} sender: netem dropped {drops}, our receiver: {m.group(0)}")
+
+
+@pytest.mark.nodes(2)
+def test_ud_reversed_counts_loss(lossy: Lab, pair, ours, dev: str, gid: int, note) -> None:
+    """--reversed: the server (node 1) sends, the client (node 2) receives.
+    The receiver tells loss from lateness by the sender's next out-of-band
+    message, which the sending server writes first after its run (a server
+    otherwise reads first): the client reports the loss exactly and both
+    exit 0, where it used to wait out the 60 s stall and exit 17."""
+    lab = lossy
+    size = lab.ud_mtu()
+    args = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-F", "-c", "UD", "-n", str(UD_ITERS),
+            "--reversed", "--oob_timeout", "60"]
+    before = dropped(lab)
+    p = pair("ud-loss-reversed", args, args, timeout=120)
+    drops = dropped(lab)[1] - before[1]
+    assert p.ok, f"--reversed UD under {LOSS} % loss failed\n{p.evidence()}"
+    m = LOST.search(p.client.text)
+    assert m, f"the receiving client did not report its loss\n{p.evidence()}"
+    lost, sent, received = (int(g) for g in m.groups())
+    assert sent == UD_ITERS and lost + received == sent, m.group(0)
+    assert drops > 0, "netem dropped nothing: the test proved nothing"
+    assert lost == drops, f"client counted {lost} lost, netem dropped {drops}\n{p.evidence()}"
+    rows = results.rows(p.client.text)
+    assert rows and rows[-1].iters == received and rows[-1].size == size, \
+        f"the client's row does not show the {received} received\n{p.evidence()}"
+    note(f"--reversed: netem dropped {drops} on the sending server, the client: {m.group(0)}")
