@@ -74,28 +74,34 @@ def test_rc_survives_loss(lossy: Lab, pair, ours, upstream_bin, dev: str, gid: i
 LOST = re.compile(r"UD: (\d+) of (\d+) messages lost \(received (\d+)\)")
 
 
+def check_ud_loss(p, text: str, drops: int, size: int, who: str) -> str:
+    """The UD receiver's loss line (its text) against the frames netem dropped
+    on the sender: exact, the row shows what arrived; returns the line."""
+    m = LOST.search(text)
+    assert m, f"the receiving {who} did not report its loss\n{p.evidence()}"
+    lost, sent, received = (int(g) for g in m.groups())
+    assert sent == UD_ITERS and lost + received == sent, m.group(0)
+    assert drops > 0, "netem dropped nothing: the test proved nothing"
+    assert lost == drops, f"{who} counted {lost} lost, netem dropped {drops}\n{p.evidence()}"
+    rows = results.rows(text)
+    assert rows and rows[-1].iters == received and rows[-1].size == size, \
+        f"the {who}'s row does not show the {received} received\n{p.evidence()}"
+    return m.group(0)
+
+
 @pytest.mark.nodes(2)
 @pytest.mark.parametrize("cli", ["ours", "up"])
 def test_ud_counts_loss_exactly(lossy: Lab, pair, ours, upstream_bin, dev: str, gid: int,
                                 note, cli: str) -> None:
     lab = lossy
-    size = lab.ud_mtu()
     common = ["-d", dev, "-x", str(gid), "-F", "-c", "UD", "-n", str(UD_ITERS)]
     client = [ours("ib_send_bw") if cli == "ours" else upstream_bin("ib_send_bw"), *common]
     before = dropped(lab)
     p = pair(f"ud-loss-ours-{cli}", [ours("ib_send_bw"), *common], client)
     drops = dropped(lab)[2] - before[2]
     assert p.ok, f"UD under {LOSS} % loss failed\n{p.evidence()}"
-    m = LOST.search(p.server.text)
-    assert m, f"our UD receiver did not report its loss\n{p.evidence()}"
-    lost, sent, received = (int(g) for g in m.groups())
-    assert sent == UD_ITERS and lost + received == sent, m.group(0)
-    assert drops > 0, f"netem dropped nothing: the test proved nothing"
-    assert lost == drops, f"receiver counted {lost} lost, netem dropped {drops}\n{p.evidence()}"
-    rows = results.rows(p.server.text)
-    assert rows and rows[-1].iters == received and rows[-1].size == size, \
-        f"the receiver's row does not show the {received} received\n{p.evidence()}"
-    note(f"{cli} sender: netem dropped {drops}, our receiver: {m.group(0)}")
+    line = check_ud_loss(p, p.server.text, drops, lab.ud_mtu(), "server")
+    note(f"{cli} sender: netem dropped {drops}, our receiver: {line}")
 
 
 @pytest.mark.nodes(2)
@@ -106,20 +112,11 @@ def test_ud_reversed_counts_loss(lossy: Lab, pair, ours, dev: str, gid: int, not
     otherwise reads first): the client reports the loss exactly and both
     exit 0, where it used to wait out the 60 s stall and exit 17."""
     lab = lossy
-    size = lab.ud_mtu()
     args = [ours("ib_send_bw"), "-d", dev, "-x", str(gid), "-F", "-c", "UD", "-n", str(UD_ITERS),
             "--reversed", "--oob_timeout", "60"]
     before = dropped(lab)
     p = pair("ud-loss-reversed", args, args, timeout=120)
     drops = dropped(lab)[1] - before[1]
     assert p.ok, f"--reversed UD under {LOSS} % loss failed\n{p.evidence()}"
-    m = LOST.search(p.client.text)
-    assert m, f"the receiving client did not report its loss\n{p.evidence()}"
-    lost, sent, received = (int(g) for g in m.groups())
-    assert sent == UD_ITERS and lost + received == sent, m.group(0)
-    assert drops > 0, "netem dropped nothing: the test proved nothing"
-    assert lost == drops, f"client counted {lost} lost, netem dropped {drops}\n{p.evidence()}"
-    rows = results.rows(p.client.text)
-    assert rows and rows[-1].iters == received and rows[-1].size == size, \
-        f"the client's row does not show the {received} received\n{p.evidence()}"
-    note(f"--reversed: netem dropped {drops} on the sending server, the client: {m.group(0)}")
+    line = check_ud_loss(p, p.client.text, drops, lab.ud_mtu(), "client")
+    note(f"--reversed: netem dropped {drops} on the sending server, the client: {line}")
