@@ -61,15 +61,21 @@ def test_case(lab: Lab, pair, upstream_bin, preload: dict[str, Path], dev: str, 
                 "-d", dev, "-x", str(gid), "-n", str(N), *args.split()]
     p = pair(name, argv("srv"), argv("cli"))
     ev = p.evidence(25)
-    # 6.06's own bug in a VM: its MHz calibration fails (r^2 < 0.9), it prints
-    # "Can't produce a report" and exits 1; what it traced is still checked
-    no_report = (p.client.rc == 1 and "Can't produce a report" in p.client.text
-                 and results.CALIBRATION.search(p.client.text) is not None)
-    if no_report:
-        note(f"{name}: 6.06's client could not calibrate its clock (r^2 < 0.9): no report, exit 1")
-    assert p.server.rc == 0 and (p.client.rc == 0 or no_report), \
+    # 6.06's own bug in a VM, on either side: its MHz calibration fails
+    # (r^2 < 0.9), it prints "Can't produce a report" and exits 1 (the server
+    # first: the client then cannot read its peer at the closing barrier);
+    # what each side traced is still checked
+    def no_report(side) -> bool:
+        return (side.rc == 1 and "Can't produce a report" in side.text
+                and results.CALIBRATION.search(side.text) is not None)
+    srv_nr, cli_nr = no_report(p.server), no_report(p.client)
+    for role, nr in (("server", srv_nr), ("client", cli_nr)):
+        if nr:
+            note(f"{name}: 6.06's {role} could not calibrate its clock (r^2 < 0.9): no report, exit 1")
+    cli_closed = srv_nr and "Failed to close connection" in p.client.text
+    assert (p.server.rc == 0 or srv_nr) and (p.client.rc == 0 or cli_nr or cli_closed), \
         f"exit {p.server.rc}/{p.client.rc}\n{ev}"
-    if not no_report:
+    if p.client.rc == 0:
         why, n = results.expect_row(p.client.text, size, N)
         assert why is None, f"{name}: {why}\n{ev}"
         if n:
