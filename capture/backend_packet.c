@@ -8,6 +8,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <pcap/pcap.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ static int open_source(struct cap_engine *e, struct cap_source *s)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s-%s-%u.%s", e->o->outdir, a, g, s->port, fmt_ext[k]);
 		if (cap_out_open(&s->out[k], path, k == 0 ? DLT_EN10MB : -1, e->o->snaplen,
-				 MAX_FRAME + 16)) {
+				 MAX_FRAME + 16, !e->o->buffered)) {
 			e->error = errno;
 			snprintf(e->error_path, sizeof(e->error_path), "%s", path);
 			return -1;
@@ -351,13 +352,23 @@ static json_t *summary_json(struct cap_engine *e, double secs)
 			"lost", (json_int_t)s->seq.lost, "late", (json_int_t)s->seq.late,
 			"seq_short", (json_int_t)s->seq.short_pkts, "files", files));
 	}
-	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
+	unsigned nfiles = 0, ndirect = 0;
+
+	for (unsigned i = 0; i < e->nsrc; i++)
+		for (int k = 0; k < 3; k++)
+			if (e->o->formats & (1u << k)) {
+				nfiles++;
+				ndirect += e->src[i].out[k].direct_io;
+			}
+	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:f, s:I, s:s, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
 			 " s:o, s:s?}",
 		"backend", cap_backend_name(e->o->backend), "timestamps", e->ts_kind, "seconds", secs,
 		"packets", (json_int_t)e->packets, "bytes", (json_int_t)e->bytes,
 		"lost", (json_int_t)lost, "late", (json_int_t)late,
 		"polls_per_packet", e->packets ? (double)e->polls / (double)e->packets : 0.0,
 		"sources_count", (json_int_t)e->nsrc,
+		/* O_DIRECT is used where the file system takes it (rdmacap(8)) */
+		"files_io", !ndirect ? "buffered" : ndirect == nfiles ? "direct" : "mixed",
 		"drops", "netdev", (json_int_t)d->netdev, "kernel", (json_int_t)d->kernel, "ring_freeze", (json_int_t)d->ring_freeze,
 		"starved", (json_int_t)d->starved, "device_out_of_buffer", (json_int_t)d->no_wqe,
 		"steering_miss", (json_int_t)d->miss,

@@ -55,6 +55,8 @@ static void usage(void)
 	     "      --max-sources N     sources tracked at most (default 256)\n"
 	     "      --payload-mem KIND  ud, raw, sniffer: payload buffer in auto (huge pages if any),\n"
 	     "                          host, huge (or stop) or gpu[:N] memory (refused: no GPU support)\n"
+	     "      --buffered          write through the page cache (default: O_DIRECT where\n"
+	     "                          the file system takes it)\n"
 	     "  -q, --quiet             no line per second\n"
 	     "See rdmacap(8).");
 }
@@ -130,7 +132,7 @@ static int add_name(char (*list)[CAP_NAME_MAX], int *n, const char *s, const cha
 }
 
 enum { O_APPHDR = 256, O_SEQOFF, O_SEQW, O_SEQLE, O_PRESET, O_ROCE, O_JSON, O_RING, O_SLOTS,
-       O_SNAP, O_QKEY, O_MAXSRC, O_PAYMEM };
+       O_SNAP, O_QKEY, O_MAXSRC, O_PAYMEM, O_BUFFERED };
 
 static const char *const mem_names[] = { "auto", "host", "huge", "gpu" };
 
@@ -173,6 +175,7 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 		{ "qkey", required_argument, NULL, O_QKEY },
 		{ "max-sources", required_argument, NULL, O_MAXSRC },
 		{ "payload-mem", required_argument, NULL, O_PAYMEM },
+		{ "buffered", no_argument, NULL, O_BUFFERED },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -300,6 +303,7 @@ int cap_opts_parse(int argc, char **argv, struct cap_opts *o, char *err, size_t 
 				return -1;
 			break;
 		case 'q': o->quiet = true; break;
+		case O_BUFFERED: o->buffered = true; break;
 		case 'h': usage(); return 1;
 		case ':': return fail(err, errlen, "option '%s' needs a value", argv[optind]);
 		default: return fail(err, errlen, "unknown option '%s' (--help)", argv[optind]);

@@ -54,6 +54,7 @@ struct cap_opts {
 	uint32_t qkey;
 	unsigned max_sources;
 	bool quiet;
+	bool buffered;      /* no O_DIRECT for the files */
 	enum cap_mem payload_mem;
 	unsigned gpu;       /* --payload-mem gpu:N */
 };

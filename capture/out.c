@@ -1,18 +1,34 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "out.h"
 
+#define THRESH_BUFFERED (64u * 1024)
+#define THRESH_DIRECT (256u * 1024)   /* fewer, larger synchronous writes */
+#define MIN_RECORD 16u                /* a pcap record header: ends to keep per byte */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* libpcap writes the file header through a stdio stream: this one appends
+ * it to the buffer. Records are written by cap_out_pcap itself (a stream
+ * per record cost more than the record's copy). */
 static ssize_t cookie_write(void *c, const char *data, size_t len)
 {
 	struct cap_out *o = c;
 
-	/* cap_out_open sized buf for the threshold plus one record, and every
-	 * record is followed by cap_out_commit: this cannot overflow */
 	if (o->used + len > o->cap) {
 		errno = ENOBUFS;
 		return -1;
@@ -28,70 +44,254 @@ static int cookie_close(void *c)
 	return 0;
 }
 
-int cap_out_open(struct cap_out *o, const char *path, int linktype, unsigned snaplen,
-		 size_t max_record)
+static int pcap_header(struct cap_out *o, int linktype, unsigned snaplen)
 {
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
-	snprintf(o->path, sizeof(o->path), "%s", path);
-	o->thresh = 64 * 1024;
-	o->cap = o->thresh + max_record + 64;
-	o->buf = malloc(o->cap);
-	if (!o->buf)
-		return -1;
-	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o->fd < 0)
-		goto fail;
-	if (linktype < 0)
-		return 0;
 	cookie_io_functions_t io = { .write = cookie_write, .close = cookie_close };
+	FILE *f = fopencookie(o, "w", io);
+	pcap_t *dead;
+	pcap_dumper_t *d;
 
-	o->cookie = fopencookie(o, "w", io);
-	if (!o->cookie)
-		goto fail;
-	setvbuf(o->cookie, NULL, _IONBF, 0);
-	o->dead = pcap_open_dead_with_tstamp_precision(linktype, (int)snaplen, PCAP_TSTAMP_PRECISION_NANO);
-	if (!o->dead)
-		goto fail;
-	o->dumper = pcap_dump_fopen(o->dead, o->cookie);
-	if (!o->dumper)
-		goto fail;
-	/* the pcap header goes out at once: a full disk shows here, not later */
-	if (cap_out_commit(o, 1)) {
-		int e = errno;
-
-		cap_out_close(o);
-		errno = e;
+	if (!f)
+		return -1;
+	setvbuf(f, NULL, _IONBF, 0);
+	dead = pcap_open_dead_with_tstamp_precision(linktype, (int)snaplen, PCAP_TSTAMP_PRECISION_NANO);
+	if (!dead) {
+		fclose(f);
+		errno = ENOMEM;
 		return -1;
 	}
-	return 0;
-fail: {
-	int e = errno ? errno : ENOMEM;
+	d = pcap_dump_fopen(dead, f);
+	if (!d) {
+		fclose(f);
+		pcap_close(dead);
+		errno = ENOMEM;
+		return -1;
+	}
+	pcap_dump_close(d);  /* fcloses the stream: the header is in buf */
+	pcap_close(dead);
+	return o->used ? 0 : (errno = EIO, -1);
+}
 
-	if (o->dead)
-		pcap_close(o->dead);
-	if (o->cookie && !o->dumper)
-		fclose(o->cookie);
-	if (o->fd >= 0)
-		close(o->fd);
-	free(o->buf);
-	memset(o, 0, sizeof(*o));
-	o->fd = -1;
+static void note_end(struct cap_out *o)
+{
+	if (o->nends < o->max_ends && (!o->nends || o->ends[o->nends - 1] != o->used))
+		o->ends[o->nends++] = (uint32_t)o->used;
+}
+
+/* The first n bytes of buf are on disk: the last whole record among them
+ * (the greatest record end <= n) moves the file's commit point. None may
+ * end there: buf[0] itself can be inside a record that began before it. */
+static void on_disk(struct cap_out *o, size_t n)
+{
+	size_t lo = 0, hi = o->nends;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (o->ends[mid] <= n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && o->base + (off_t)o->ends[lo - 1] > o->committed)
+		o->committed = o->base + (off_t)o->ends[lo - 1];
+}
+
+/* The file has its last whole record at o->committed: cut it there. */
+static int cut_back(struct cap_out *o, int e)
+{
+	if (ftruncate(o->fd, o->committed) == 0)
+		lseek(o->fd, o->committed, SEEK_SET);
+	o->used = 0;
+	o->nends = 0;
 	errno = e;
 	return -1;
 }
+
+/* len bytes of buf to fd at off (pwrite) or at its offset (off < 0);
+ * returns the bytes written, and sets *err when fewer. */
+static size_t put(int fd, const char *buf, size_t len, off_t off, int *err)
+{
+	size_t done = 0;
+
+	*err = 0;
+	while (done < len) {
+		ssize_t n = off < 0 ? write(fd, buf + done, len - done)
+				    : pwrite(fd, buf + done, len - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*err = n < 0 ? errno : ENOSPC;
+			break;
+		}
+		done += (size_t)n;
+	}
+	return done;
+}
+
+/* Direct: the whole blocks of buf; what follows the last one moves to the
+ * front. A file system that refuses (EINVAL) makes the file buffered. */
+static int put_direct(struct cap_out *o)
+{
+	size_t a = o->used & ~(size_t)(CAP_OUT_ALIGN - 1), done, keep;
+	int err;
+
+	if (!a)
+		return 0;
+	done = put(o->dfd, o->buf, a, o->base, &err);
+	if (err == EINVAL && !done) {
+		close(o->dfd);
+		o->dfd = -1;
+		o->direct_io = 0;
+		return lseek(o->fd, o->base, SEEK_SET) < 0 ? cut_back(o, errno) : 0;
+	}
+	if (err) {
+		on_disk(o, done);
+		return cut_back(o, err);
+	}
+	on_disk(o, a);
+	keep = o->used - a;
+	memmove(o->buf, o->buf + a, keep);
+	o->used = keep;
+	o->base += (off_t)a;
+	size_t first = o->nends;
+
+	while (first && o->ends[first - 1] > a)
+		first--;
+	for (size_t i = first; i < o->nends; i++)
+		o->ends[i - first] = o->ends[i] - (uint32_t)a;
+	o->nends -= first;
+	return 0;
+}
+
+/* Direct: the bytes past the last whole block go to the file buffered and
+ * stay in buf, so the next block rewrites them at an aligned offset. */
+static int put_tail(struct cap_out *o)
+{
+	int err;
+	size_t done = put(o->fd, o->buf, o->used, o->base, &err);
+
+	if (err) {
+		on_disk(o, done);
+		return cut_back(o, err);
+	}
+	o->committed = o->base + (off_t)o->used;
+	return 0;
+}
+
+int cap_out_commit(struct cap_out *o, int force)
+{
+	uint64_t t0;
+	int err, rc = 0;
+
+	if (o->fd < 0 || !o->used || (!force && o->used < o->thresh))
+		return 0;
+	t0 = now_ns();
+	if (cap_out_direct(o)) {
+		rc = put_direct(o);
+		if (!rc && cap_out_direct(o) && force && o->used)
+			rc = put_tail(o);
+		if (rc || cap_out_direct(o))
+			goto out;
+		/* the file system refused: the rest goes buffered, now */
+	}
+	/* buffered: buf starts at the file's offset */
+	put(o->fd, o->buf, o->used, -1, &err);
+	if (err)
+		return cut_back(o, err);
+	o->committed = o->base + (off_t)o->used;
+	o->base = o->committed;
+	o->used = 0;
+	o->nends = 0;
+out:
+	if (now_ns() - t0 > CAP_STALL_NS)
+		o->stalls++;
+	return rc;
+}
+
+static int open_direct(struct cap_out *o)
+{
+	struct stat st;
+
+	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	o->dfd = open(o->path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (o->dfd < 0)
+		return -1;
+	o->max_ends = o->cap / MIN_RECORD + 2;
+	o->ends = malloc(o->max_ends * sizeof(*o->ends));
+	if (!o->ends) {
+		close(o->dfd);
+		o->dfd = -1;
+		return -1;
+	}
+	o->thresh = THRESH_DIRECT;
+	o->direct_io = 1;
+	return 0;
+}
+
+int cap_out_open(struct cap_out *o, const char *path, int linktype, unsigned snaplen,
+		 size_t max_record, int direct)
+{
+	int e;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dfd = -1;
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	o->thresh = THRESH_BUFFERED;
+	o->cap = THRESH_DIRECT + max_record + CAP_OUT_ALIGN;
+	if (posix_memalign((void **)&o->buf, CAP_OUT_ALIGN, o->cap)) {
+		o->buf = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->fd < 0)
+		goto fail;
+	if (direct)
+		open_direct(o);  /* where it is refused, the file is buffered */
+	if (linktype < 0)
+		return 0;
+	if (pcap_header(o, linktype, snaplen))
+		goto fail;
+	note_end(o);
+	/* the header goes to the file at once: a full disk shows here, not
+	 * later (direct, it stays in buf too: the blocks start at 0) */
+	if (cap_out_commit(o, 1))
+		goto fail;
+	return 0;
+fail:
+	e = errno ? errno : ENOMEM;
+	if (o->dfd >= 0)
+		close(o->dfd);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o->buf);
+	free(o->ends);
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dfd = -1;
+	errno = e;
+	return -1;
 }
 
 void cap_out_pcap(struct cap_out *o, uint64_t ts_ns, const uint8_t *frame, size_t caplen,
 		  size_t wirelen)
 {
-	struct pcap_pkthdr h = {
-		.caplen = (bpf_u_int32)caplen, .len = (bpf_u_int32)wirelen,
-		/* a nanosecond pcap_t takes nanoseconds in tv_usec */
-		.ts = { .tv_sec = (time_t)(ts_ns / 1000000000ull), .tv_usec = (suseconds_t)(ts_ns % 1000000000ull) },
-	};
+	/* a record of a nanosecond pcap file, in the writer's byte order as
+	 * the file header (libpcap's) says */
+	uint32_t h[4] = { (uint32_t)(ts_ns / 1000000000ull), (uint32_t)(ts_ns % 1000000000ull),
+			  (uint32_t)caplen, (uint32_t)wirelen };
 
-	pcap_dump((u_char *)o->dumper, &h, frame);
+	/* cap_out_open sized buf for the threshold plus one record, and every
+	 * record is followed by cap_out_commit: this cannot overflow */
+	if (o->used + sizeof(h) + caplen <= o->cap) {
+		memcpy(o->buf + o->used, h, sizeof(h));
+		memcpy(o->buf + o->used + sizeof(h), frame, caplen);
+		o->used += sizeof(h) + caplen;
+		if (o->ends)
+			note_end(o);
+	}
 	o->records++;
 }
 
@@ -100,48 +300,10 @@ void cap_out_bytes(struct cap_out *o, const void *data, size_t len)
 	if (o->used + len <= o->cap) {
 		memcpy(o->buf + o->used, data, len);
 		o->used += len;
+		if (o->ends)
+			note_end(o);
 	}
 	o->records++;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-int cap_out_commit(struct cap_out *o, int force)
-{
-	size_t done = 0;
-	uint64_t t0;
-
-	if (o->fd < 0 || !o->used || (!force && o->used < o->thresh))
-		return 0;
-	t0 = now_ns();
-	while (done < o->used) {
-		ssize_t n = write(o->fd, o->buf + done, o->used - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : ENOSPC;
-
-			/* a part of this buffer may be on disk: cut it off */
-			if (ftruncate(o->fd, o->committed) == 0)
-				lseek(o->fd, o->committed, SEEK_SET);
-			o->used = 0;
-			errno = e;
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	if (now_ns() - t0 > CAP_STALL_NS)
-		o->stalls++;
-	o->committed += (off_t)o->used;
-	o->used = 0;
-	return 0;
 }
 
 int cap_out_close(struct cap_out *o)
@@ -154,20 +316,17 @@ int cap_out_close(struct cap_out *o)
 		rc = -1;
 		e = errno;
 	}
-	if (o->dumper)
-		pcap_dump_close(o->dumper);  /* fcloses the cookie stream */
-	if (o->dead)
-		pcap_close(o->dead);
+	if (o->dfd >= 0)
+		close(o->dfd);
 	if (o->fd >= 0 && close(o->fd) && !rc) {
 		rc = -1;
 		e = errno;
 	}
 	free(o->buf);
+	free(o->ends);
 	o->buf = NULL;
-	o->fd = -1;
-	o->dumper = NULL;
-	o->dead = NULL;
-	o->cookie = NULL;
+	o->ends = NULL;
+	o->fd = o->dfd = -1;
 	errno = e;
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pcap/pcap.h>
 #include <unistd.h>
 #include "capture/engine.h"
 #include "capture/frame.h"
@@ -207,8 +208,10 @@ static void test_opts_good(void **state)
 	assert_int_equal(o.seq.width, 8);
 	assert_int_equal(o.count, 10);
 	assert_int_equal(cap_opts_check(&o, err, sizeof(err)), 0);
-	assert_int_equal(parse("packet -i lo --roce -o DIR", &o, err, sizeof(err)), 0);
+	assert_false(o.buffered);
+	assert_int_equal(parse("packet -i lo --roce -o DIR --buffered", &o, err, sizeof(err)), 0);
 	assert_true(o.roce);
+	assert_true(o.buffered);
 	assert_int_equal(parse("ud -d rxe0 -g 225.1.1.20 -o DIR --seq-offset 4 --seq-width 2 --seq-le",
 			       &o, err, sizeof(err)), 0);
 	assert_int_equal(o.seq.offset, 4);
@@ -411,19 +414,97 @@ static void test_out_disk_full(void **state)
 	(void)state;
 	if (access("/dev/full", W_OK))
 		skip();
-	assert_int_equal(cap_out_open(&out, "/dev/full", DLT_EN10MB, 65535, 2000), -1);
+	assert_int_equal(cap_out_open(&out, "/dev/full", DLT_EN10MB, 65535, 2000, 1), -1);
 	assert_int_equal(errno, ENOSPC);
 	/* a plain file: records commit; a pcap keeps counting */
 	char path[600];
 
 	snprintf(path, sizeof(path), "%s/full.pcap", tmpdir);
-	assert_int_equal(cap_out_open(&out, path, DLT_EN10MB, 65535, 2000), 0);
+	assert_int_equal(cap_out_open(&out, path, DLT_EN10MB, 65535, 2000, 1), 0);
 	for (int i = 0; i < 200; i++) {
 		cap_out_pcap(&out, 123456789, frame, sizeof(frame), sizeof(frame));
 		assert_int_equal(cap_out_commit(&out, 0), 0);
 	}
 	assert_int_equal(cap_out_close(&out), 0);
 	assert_int_equal(count_pcap(path, NULL), 200);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b;
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	b = malloc((size_t)n + 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+/* O_DIRECT and buffered files hold the same bytes: records of every size
+ * across block edges, forced flushes between (the tail written buffered,
+ * then rewritten by the next block), pcap and byte files alike. */
+static void test_out_direct_same_bytes(void **state)
+{
+	struct cap_out d, b, dr, br;
+	uint8_t frame[3000];
+	char pd[600], pb[600], rd[600], rb[600];
+	unsigned seed = 12345;
+	uint64_t want_bytes = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(frame); i++)
+		frame[i] = (uint8_t)(i * 7 + 3);
+	snprintf(pd, sizeof(pd), "%s/direct.pcap", tmpdir);
+	snprintf(pb, sizeof(pb), "%s/buffered.pcap", tmpdir);
+	snprintf(rd, sizeof(rd), "%s/direct.raw", tmpdir);
+	snprintf(rb, sizeof(rb), "%s/buffered.raw", tmpdir);
+	assert_int_equal(cap_out_open(&d, pd, DLT_EN10MB, 65535, 4000, 1), 0);
+	assert_int_equal(cap_out_open(&b, pb, DLT_EN10MB, 65535, 4000, 0), 0);
+	assert_int_equal(cap_out_open(&dr, rd, -1, 65535, 4000, 1), 0);
+	assert_int_equal(cap_out_open(&br, rb, -1, 65535, 4000, 0), 0);
+	assert_false(cap_out_direct(&b));
+	if (!cap_out_direct(&d))
+		print_message("# O_DIRECT refused under %s: both files buffered\n", tmpdir);
+	for (int i = 0; i < 3000; i++) {
+		size_t n = 60 + rand_r(&seed) % 2900;
+		int force = rand_r(&seed) % 97 == 0;
+
+		cap_out_pcap(&d, 123456789, frame, n, n + 4);
+		cap_out_pcap(&b, 123456789, frame, n, n + 4);
+		cap_out_bytes(&dr, frame + 1, n - 1);
+		cap_out_bytes(&br, frame + 1, n - 1);
+		want_bytes += n - 1;
+		assert_int_equal(cap_out_commit(&d, force), 0);
+		assert_int_equal(cap_out_commit(&b, force), 0);
+		assert_int_equal(cap_out_commit(&dr, force), 0);
+		assert_int_equal(cap_out_commit(&br, force), 0);
+	}
+	int direct = cap_out_direct(&d);
+
+	assert_int_equal(cap_out_close(&d), 0);
+	assert_int_equal(cap_out_close(&b), 0);
+	assert_int_equal(cap_out_close(&dr), 0);
+	assert_int_equal(cap_out_close(&br), 0);
+	assert_int_equal(d.direct_io, direct);
+	assert_int_equal(count_pcap(pd, NULL), 3000);
+	for (int k = 0; k < 2; k++) {
+		size_t la, lb;
+		char *a = slurp(k ? rd : pd, &la), *c = slurp(k ? rb : pb, &lb);
+
+		assert_int_equal(la, lb);
+		assert_memory_equal(a, c, la);
+		if (k)
+			assert_int_equal(la, want_bytes);
+		free(a);
+		free(c);
+	}
 }
 
 static int setup(void **state)
@@ -456,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_engine_sources_and_loss),
 		cmocka_unit_test(test_engine_split),
 		cmocka_unit_test(test_out_disk_full),
+		cmocka_unit_test(test_out_direct_same_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
