@@ -368,7 +368,7 @@ static json_t *summary_json(struct cap_engine *e, double secs)
 		"polls_per_packet", e->packets ? (double)e->polls / (double)e->packets : 0.0,
 		"sources_count", (json_int_t)e->nsrc,
 		/* O_DIRECT is used where the file system takes it (rdmacap(8)) */
-		"files_io", !ndirect ? "buffered" : ndirect == nfiles ? "direct" : "mixed",
+		"files_io", !nfiles ? "none" : !ndirect ? "buffered" : ndirect == nfiles ? "direct" : "mixed",
 		"drops", "netdev", (json_int_t)d->netdev, "kernel", (json_int_t)d->kernel, "ring_freeze", (json_int_t)d->ring_freeze,
 		"starved", (json_int_t)d->starved, "device_out_of_buffer", (json_int_t)d->no_wqe,
 		"steering_miss", (json_int_t)d->miss,
