@@ -36,7 +36,7 @@ struct lat_run {
 	uint64_t i;                 /* the iteration under way */
 	uint64_t t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
-	uint64_t t_cqe;             /* the last CQE's poll time, read only when observed */
+	uint64_t t_cqe;             /* the last CQE's poll time, read with the hooks on */
 	/* -e, per CQ (0 send, 1 receive): armed for an event and not yet
 	 * fired (lat_sleep); events taken and not yet acked (lat_ack) */
 	bool armed[2];
@@ -127,9 +127,23 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	return false;
 }
 
+/* A loop's copy for the plain case: a run of known length into the stamps
+ * array (no duration, no histogram): no test of those per iteration, the
+ * array in a local (a register; more would be spilled in the hooks' copy).
+ * NULL: the general case. */
+struct lat_plain {
+	uint64_t *stamps;
+};
+
+static bool lat_is_plain(const struct lat_run *r)
+{
+	return !r->duration && !r->m->hist;
+}
+
 /* Iteration i posts now: stamp it; in duration mode only the round trips
  * that end inside the window count. */
-static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
+static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now,
+							    const struct lat_plain *p)
 {
 	struct pt_lat_meas *m = r->m;
 	bool keep = !r->duration;
@@ -138,6 +152,11 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	/* a post follows a completion (or the peer's write): progress enough
 	 * for the stall rule, without a clock read per CQE */
 	r->last_progress = now;
+	if (p) {
+		p->stamps[i] = now;
+		m->n = i + 1;
+		return;
+	}
 	if (r->duration) {
 		if (!r->started)
 			lat_start(r, now);
@@ -185,24 +204,19 @@ static int lat_done(struct lat_run *r, int rc)
 	return rc;
 }
 
-/* Does a USDT probe look at a CQE's time? (The hooks' copy of a loop
- * always reads it.) */
-static inline bool cqe_probed(bool recv)
-{
-	return recv ? PT_PROBE_ON(complete_recv) : PT_PROBE_ON(complete);
-}
-
 /* Empty polls between two looks at the stop rules when spinning. */
 #define LAT_SPINS_PER_CHECK 64u
 
-/* A CQE taken: its poll time into r->t_cqe when observed (the hooks on, a
- * USDT probe), else 0; the fault-test stop. 1, or -1 for a failed one
+/* A CQE taken: its poll time into *t with the hooks on (a USDT probe
+ * reads the clock itself, only when it fires); the fault-test stop. 1, or -1 for a failed one
  * (said): rc 1 means IBV_WC_SUCCESS, which the pair stores rely on. The
  * stall rule needs no time here: the next post's stamp is progress. */
 static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
-							   const char *side, const struct ibv_wc *wc)
+							   const char *side, const struct ibv_wc *wc,
+							   uint64_t *t)
 {
-	r->t_cqe = hooks || cqe_probed(recv) ? pt_now_ns() : 0;
+	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
+		*t = pt_now_ns();
 	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
 		wc_failed(r, wc, recv, side);
 		return -1;
@@ -277,7 +291,7 @@ static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv
 		}
 	}
 	if (n == 1)
-		return cqe_taken(r, recv, hooks, side, wc);
+		return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
 	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 	return -1;
 }
@@ -292,7 +306,7 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
 
 	for (;;) {
 		if (n == 1)
-			return cqe_taken(r, recv, hooks, side, wc);
+			return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
 		if (n < 0) {
 			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;
@@ -308,25 +322,30 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
 
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
- * completion's NIC time when the CQ stamps them (pt_hw_ns); r->t_cqe its
- * poll time when observed, else 0. The spinning case's first poll is
- * inline: on a fast link it is the only one. */
+ * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
+ * time with the hooks on (the out-of-line waits pass it in r->t_cqe). The
+ * spinning case's first poll is inline: on a fast link it is the only one. */
 static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv, bool hooks,
 							 const char *side, struct ibv_wc *wc,
-							 uint64_t *hw_ns)
+							 uint64_t *hw_ns, uint64_t *t)
 {
 	int n;
 
 	if (r->events)
-		return wait_cq_events(r, recv, hooks, side, wc, hw_ns);
-	n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
-	if (__builtin_expect(n == 1, 1))
-		return cqe_taken(r, recv, hooks, side, wc);
-	return wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
+		n = wait_cq_events(r, recv, hooks, side, wc, hw_ns);
+	else if (n = pt_poll_cq(r->res, recv, 1, wc, hw_ns), __builtin_expect(n == 1, 1))
+		return cqe_taken(r, recv, hooks, side, wc, t);
+	else
+		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
+	*t = r->t_cqe;
+	return n;
 }
 
-static bool more(const struct lat_run *r, uint64_t i)
+static inline __attribute__((always_inline)) bool more(const struct lat_run *r, uint64_t i,
+							 const struct lat_plain *p)
 {
+	if (p)
+		return i < r->l->opt.iters;
 	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->l->opt.iters;
 }
 
@@ -354,7 +373,7 @@ static __attribute__((noinline)) struct pt_hook_pairs lat_pairs_retake(const str
 {
 	const struct pt_qp *q = &r->res->qps[0];
 
-	pt_hook_pairs_give(&h, i, q->recv_posted, false);
+	pt_hook_pairs_give(&h, i, need > 1, q->recv_posted, false);
 	if (!r->res->hwts && (need == 1 || r->plain_repost))
 		pt_hook_pairs_take(&h, need, i, pt_wrid(0, 0), need > 1, q->recv_posted, pt_wrid(0, 0),
 				   r->wrs.recv_sge.length);
@@ -373,6 +392,19 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
 	return h->held ? LAT_HELD : LAT_EVENTS;
 }
 
+/* The run's send WR: the old post API inline (one call), the new one
+ * (ibv_wr_*) in post.c, which also says why a post failed. */
+static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r)
+{
+	struct pt_qp *q = &r->res->qps[0];
+	struct ibv_send_wr *bad;
+
+	if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0))
+		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
+	q->posted = 1;   /* as pt_lat_post_send: the signaling rule restarts */
+	return 0;
+}
+
 /* Post one send-queue WR (the tool's verb) at time now (the iteration's
  * stamp: the hook reads no clock of its own) and wait for its completion. */
 static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
@@ -380,10 +412,10 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 							  struct pt_hook_pairs *h)
 {
 	struct ibv_wc wc;
-	uint64_t hw_ns;
+	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (pt_lat_post_send(r->l, &r->wrs))
+	if (lat_post_send(r))
 		return -1;
 	if (how == LAT_HELD)
 		h->pos->t_first_ns = now;
@@ -391,16 +423,17 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 		pt_hook_pair_post(0, i, pt_wrid(0, 0), now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
-	rc = wait_cq(r, false, how != LAT_OFF, side, &wc, &hw_ns);
+	rc = wait_cq(r, false, how != LAT_OFF, side, &wc, &hw_ns, &t_cqe);
 	if (rc != 1)
 		return rc;
 	if (how == LAT_HELD) {   /* held: no NIC times, and the CQE succeeded (rc 1) */
-		h->pos->t_second_ns = r->t_cqe;
+		h->pos->t_second_ns = t_cqe;
 		h->pos++;
 	} else if (how == LAT_EVENTS) {
-		pt_hook_pair_wc(0, i, &wc, false, r->t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
+		pt_hook_pair_wc(0, i, &wc, false, t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
 	}
-	PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status, r->t_cqe);
+	PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
+			  how != LAT_OFF ? t_cqe : pt_now_ns());
 	return rc;
 }
 
@@ -431,7 +464,7 @@ static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, u
 	return 0;
 general:
 	if (how == LAT_HELD)   /* the hooks may still store it into the receive pair */
-		pt_hook_pairs_give(h, i, q->recv_posted, true);
+		pt_hook_pairs_give(h, i, true, q->recv_posted, true);
 	return pt_lat_repost(r->l, &r->wrs, r->duration);
 }
 
@@ -441,29 +474,25 @@ general:
  * tells the hooks); 0 at the end of the run, -1 on error. */
 static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uint64_t i,
 							  const char *side, enum lat_hooks how,
-							  struct pt_hook_pairs *h)
+							  struct pt_hook_pairs *h, uint64_t *t)
 {
 	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
-	int rc = wait_cq(r, true, how != LAT_OFF, side, &wc, &hw_ns);
+	int rc = wait_cq(r, true, how != LAT_OFF, side, &wc, &hw_ns, t);
 
 	if (rc <= 0)
 		return rc;
 	if (how == LAT_HELD) {
-		if (__builtin_expect(wc.wr_id == h->recv_wr_id && wc.byte_len == h->recv_bytes, 1)) {
-			h->pos->t_first_ns = r->t_cqe | PT_PLUGIN_PAIR_RECV;
-			h->pos++;
-			h->recv_wr_id++;
-		} else {
-			pt_hook_pairs_give(h, i, l->res->qps[0].recv_posted, false);
+		if (!pt_hook_pairs_recv(h, wc.wr_id, wc.byte_len, *t)) {
+			pt_hook_pairs_give(h, i, true, l->res->qps[0].recv_posted, false);
 			rc = 2;
 		}
 	}
 	if (how == LAT_EVENTS || rc == 2)
-		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->t_cqe,
-				pt_hw_ns(l->res, &hw_ns, 0));
-	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status, r->t_cqe);
+		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
+	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
+			       how != LAT_OFF ? *t : pt_now_ns());
 	if (__builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;
 	return rc;
@@ -482,20 +511,22 @@ static inline __attribute__((always_inline)) int lat_run(const struct pt_loop *l
 }
 
 /* The end of a loop's copy: the pair slots given back (i: the next send
- * not completed), rc as the loop returns it. */
+ * not completed; reposts: send_lat's), rc as the loop returns it. */
 static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int rc, uint64_t i,
-							 bool hooks, struct pt_hook_pairs *h)
+							 bool hooks, bool reposts, struct pt_hook_pairs *h)
 {
 	if (hooks)
-		pt_hook_pairs_give(h, i, r->res->qps[0].recv_posted, false);
+		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
 	return rc < 0 ? -1 : lat_end(r);
 }
 
-/* send_lat's iteration i past its receive (recv: there was one): the gap,
- * the stamp, the repost, the send and its CQE. */
+/* send_lat's iteration i past its receive (recv: there was one, polled at
+ * t_recv with the hooks on): the gap, the stamp, the repost, the send and
+ * its CQE. */
 static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r, uint64_t i, bool recv,
 							       const char *side, enum lat_hooks how,
-							       struct pt_hook_pairs *h)
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p, uint64_t t_recv)
 {
 	const struct pt_loop *l = r->l;
 	uint64_t now;
@@ -503,7 +534,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	/* with the hooks on, the receive CQE's poll time, just read, is the
 	 * stamp too (no gap between them): one clock read less per iteration */
 	if (how != LAT_OFF && recv && __builtin_expect(l->opt.lat_gap_ns == 0, 1)) {
-		now = r->t_cqe;
+		now = t_recv;
 	} else {
 		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
@@ -513,29 +544,33 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	 * the peer's next message can come only after that */
 	if (recv && lat_repost(r, now, i, how, h))
 		return -1;
-	lat_stamp(r, i, now);
+	lat_stamp(r, i, now, p);
 	return post_one(r, i, now, side, how, h);
 }
 
 /* send_lat's iteration i: the receive (recv: one is due), the rest. */
 static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r, uint64_t i, bool recv,
 							       const char *side, enum lat_hooks how,
-							       struct pt_hook_pairs *h)
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
 {
+	uint64_t t_recv = 0;
 	int rc;
 
 	if (!recv)
-		return lat_send_rest(r, i, false, side, how, h);
-	rc = recv_one(r, i, side, how, h);
+		return lat_send_rest(r, i, false, side, how, h, p, 0);
+	rc = recv_one(r, i, side, how, h, &t_recv);
 	if (rc <= 0)
 		return rc;
 	if (how == LAT_HELD && rc == 2)   /* given back: the rest through the hooks */
-		return lat_send_rest(r, i, true, side, LAT_EVENTS, h);
-	return lat_send_rest(r, i, true, side, how, h);
+		return lat_send_rest(r, i, true, side, LAT_EVENTS, h, p, t_recv);
+	return lat_send_rest(r, i, true, side, how, h, p, t_recv);
 }
 
-static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks)
+static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks, bool plain)
 {
+	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain *p = plain ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
@@ -543,36 +578,51 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	uint64_t i;
 	int rc = 1;
 
-	for (i = 0; more(r, i); i++) {
+	for (i = 0; more(r, i, p); i++) {
 		const bool recv = !client || i > 0;
 
 		if (!hooks)
-			rc = lat_send_iter(r, i, recv, side, LAT_OFF, &h);
+			rc = lat_send_iter(r, i, recv, side, LAT_OFF, &h, p);
 		else if (lat_pairs_ready(r, &h, i, 2) == LAT_HELD)
-			rc = lat_send_iter(r, i, recv, side, LAT_HELD, &h);
+			rc = lat_send_iter(r, i, recv, side, LAT_HELD, &h, p);
 		else
-			rc = lat_send_iter(r, i, recv, side, LAT_EVENTS, &h);
+			rc = lat_send_iter(r, i, recv, side, LAT_EVENTS, &h, p);
 		if (rc <= 0)
 			break;
 	}
 	/* the client's last ping comes back once more (no repost due) */
 	if (rc > 0 && client && !r->duration) {
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1) : LAT_OFF;
+		uint64_t t_recv = 0;
 
-		if (recv_one(r, i, side, how, &h) <= 0)
+		if (recv_one(r, i, side, how, &h, &t_recv) <= 0)
 			rc = -1;
 	}
-	return lat_out(r, rc, i, hooks, &h);
+	return lat_out(r, rc, i, hooks, true, &h);
+}
+
+/* The copies of the loop (see enum lat_hooks and struct lat_plain); the
+ * plain one with the hooks off inline. */
+static __attribute__((noinline)) int lat_send_hooked_plain(struct lat_run *r)
+{
+	return lat_send_as(r, true, true);
 }
 
 static __attribute__((noinline)) int lat_send_hooked(struct lat_run *r)
 {
-	return lat_send_as(r, true);
+	return lat_send_as(r, true, false);
+}
+
+static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
+{
+	return lat_send_as(r, false, false);
 }
 
 static int lat_send(struct lat_run *r)
 {
-	return pt_hooks_on ? lat_send_hooked(r) : lat_send_as(r, false);
+	if (pt_hooks_on)
+		return lat_is_plain(r) ? lat_send_hooked_plain(r) : lat_send_hooked(r);
+	return lat_is_plain(r) ? lat_send_as(r, false, true) : lat_send_general(r);
 }
 
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -604,7 +654,8 @@ static int wait_byte(struct lat_run *r, uint8_t want)
  * the gap, the stamp, the post and its CQE. */
 static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r, uint64_t i,
 							       const char *side, enum lat_hooks how,
-							       struct pt_hook_pairs *h)
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
 {
 	const struct pt_loop *l = r->l;
 	uint64_t now;
@@ -612,22 +663,25 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
 		pt_lat_gap(l->opt.lat_gap_ns);
 	now = pt_now_ns();
-	lat_stamp(r, i, now);
+	lat_stamp(r, i, now, p);
 	return post_one(r, i, now, side, how, h);
 }
 
 /* The same, in the loop's copy: hooks off, or held or not. */
 static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
 								  const char *side, bool hooks,
-								  struct pt_hook_pairs *h)
+								  struct pt_hook_pairs *h,
+								  const struct lat_plain *p)
 {
 	if (hooks && lat_pairs_ready(r, h, i, 1) == LAT_EVENTS)
-		return lat_post_iter(r, i, side, LAT_EVENTS, h);
-	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h);
+		return lat_post_iter(r, i, side, LAT_EVENTS, h, p);
+	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p);
 }
 
-static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks)
+static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks, bool plain)
 {
+	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain *p = plain ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
@@ -636,28 +690,40 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	uint64_t i;
 	int rc = 1;
 
-	for (i = 0; more(r, i); i++) {
+	for (i = 0; more(r, i, p); i++) {
 		/* the server writes first; the client answers each write */
 		if ((client || i > 0) && (rc = wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
 			break;
 		*payload_last = (uint8_t)(i + 1);
-		if ((rc = lat_post_iter_as(r, i, side, hooks, &h)) <= 0)
+		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p)) <= 0)
 			break;
 	}
 	/* the server's last write is answered once more */
 	if (rc > 0 && !client && !r->duration && wait_byte(r, (uint8_t)i) <= 0)
 		rc = -1;
-	return lat_out(r, rc, i, hooks, &h);
+	return lat_out(r, rc, i, hooks, false, &h);
+}
+
+static __attribute__((noinline)) int lat_write_hooked_plain(struct lat_run *r)
+{
+	return lat_write_as(r, true, true);
 }
 
 static __attribute__((noinline)) int lat_write_hooked(struct lat_run *r)
 {
-	return lat_write_as(r, true);
+	return lat_write_as(r, true, false);
+}
+
+static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
+{
+	return lat_write_as(r, false, false);
 }
 
 static int lat_write(struct lat_run *r)
 {
-	return pt_hooks_on ? lat_write_hooked(r) : lat_write_as(r, false);
+	if (pt_hooks_on)
+		return lat_is_plain(r) ? lat_write_hooked_plain(r) : lat_write_hooked(r);
+	return lat_is_plain(r) ? lat_write_as(r, false, true) : lat_write_general(r);
 }
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -665,26 +731,40 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_write);
 }
 
-static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks)
+static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks, bool plain)
 {
+	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain *p = plain ? &pl : NULL;
 	struct pt_hook_pairs h = { 0 };
 	uint64_t i;
 	int rc = 1;
 
-	for (i = 0; more(r, i); i++)
-		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h)) <= 0)
+	for (i = 0; more(r, i, p); i++)
+		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p)) <= 0)
 			break;
-	return lat_out(r, rc, i, hooks, &h);
+	return lat_out(r, rc, i, hooks, false, &h);
+}
+
+static __attribute__((noinline)) int lat_read_hooked_plain(struct lat_run *r)
+{
+	return lat_read_as(r, true, true);
 }
 
 static __attribute__((noinline)) int lat_read_hooked(struct lat_run *r)
 {
-	return lat_read_as(r, true);
+	return lat_read_as(r, true, false);
+}
+
+static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
+{
+	return lat_read_as(r, false, false);
 }
 
 static int lat_read(struct lat_run *r)
 {
-	return pt_hooks_on ? lat_read_hooked(r) : lat_read_as(r, false);
+	if (pt_hooks_on)
+		return lat_is_plain(r) ? lat_read_hooked_plain(r) : lat_read_hooked(r);
+	return lat_is_plain(r) ? lat_read_as(r, false, true) : lat_read_general(r);
 }
 
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
