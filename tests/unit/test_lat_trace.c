@@ -231,6 +231,70 @@ static void check_kind(enum kind k)
 	pt_lat_meas_free(&none.m);
 }
 
+/* Duration mode (the loops' general copy): read_lat for 1 s, hooks off
+ * and traced; the pair slots (65536 at a time) fill and are taken back
+ * over and over; every post is a row, and few went as calls. */
+static void test_read_lat_duration(void **state)
+{
+	uint32_t qpn = 0x100;
+	struct pt_plugin_run_info in = {
+		.struct_size = sizeof(in), .tool = "test", .device = "fake0",
+		.role = PT_PLUGIN_ROLE_CLIENT, .conn = PT_PLUGIN_CONN_RC,
+		.directions = PT_PLUGIN_DIR_SEND, .num_qps = 1, .qp_nums = &qpn, .msg_size = 64,
+		.tx_depth = 1, .rx_depth = 1, .cq_mod = 1, .post_list = 1,
+		.hw_ts = PT_PLUGIN_HW_TS_NONE, .hw_clock_domain = "none",
+		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_READ,
+	};
+	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
+	struct wrt_config cfg;
+	char err[256];
+
+	(void)state;
+	for (int traced = 0; traced < 2; traced++) {
+		struct pt_loop l;
+		struct pt_lat_meas m;
+		struct fake *f = fake_new(&l, 1, IBV_WR_RDMA_READ, 0, false);
+		struct wrt *w = NULL;
+
+		l.opt.lat = true;
+		l.opt.duration = true;
+		l.opt.duration_s = 1;
+		l.opt.margin_s = 0;
+		f->per_iteration = true;
+		f->run.tx_depth = 1;
+		f->run.cq_mod = 1;
+		if (traced) {
+			assert_int_equal(wrt_config_parse("x.csv:max=100000", &cfg, err, sizeof(err)), 0);
+			cfg.path[0] = '\0';
+			cfg.quiet = true;
+			w = wrt_new(&cfg);
+			assert_non_null(w);
+			assert_int_equal(wrt_run_start(w, &in, err, sizeof(err)), 0);
+			target = w;
+			calls = 0;
+			assert_int_equal(pt_hooks_load_builtin(&ops, "lat-trace-test", "", err, sizeof(err)), 0);
+			assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
+		}
+		assert_int_equal(pt_run_lat_read(&l, &m), 0);
+		assert_non_null(m.hist);
+		assert_true(m.iters > 0 && m.n >= m.iters);
+		assert_int_equal(f->sends, m.n);
+		if (traced) {
+			assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
+			pt_hooks_unload_all();
+			print_message("duration: %llu iterations, %llu plugin calls\n",
+				      (unsigned long long)m.n, (unsigned long long)calls);
+			assert_int_equal(wrt_meta(w)->wrs, m.n);
+			assert_int_equal(wrt_meta(w)->recorded + wrt_meta(w)->dropped, m.n);
+			assert_int_equal(wrt_meta(w)->incomplete, 0);
+			assert_true(calls < 2 + 4 * (m.n / 65536 + 1));   /* a full buffer: a few */
+			wrt_free(w);
+		}
+		pt_lat_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 static void test_send_lat(void **state) { (void)state; check_kind(K_SEND); }
 static void test_write_lat(void **state) { (void)state; check_kind(K_WRITE); }
 static void test_read_lat(void **state) { (void)state; check_kind(K_READ); }
@@ -243,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_write_lat),
 		cmocka_unit_test(test_read_lat),
 		cmocka_unit_test(test_atomic_lat),
+		cmocka_unit_test(test_read_lat_duration),
 	};
 	return cmocka_run_group_tests_name("latency loops traced", tests, NULL, NULL);
 }
