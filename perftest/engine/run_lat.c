@@ -369,26 +369,28 @@ enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 
 static __attribute__((noinline)) struct pt_hook_pairs lat_pairs_retake(const struct lat_run *r,
 									struct pt_hook_pairs h,
-									uint64_t i, unsigned need)
+									uint64_t i, unsigned need,
+									bool reposts)
 {
 	const struct pt_qp *q = &r->res->qps[0];
 
-	pt_hook_pairs_give(&h, i, need > 1, q->recv_posted, false);
-	if (!r->res->hwts && (need == 1 || r->plain_repost))
-		pt_hook_pairs_take(&h, need, i, pt_wrid(0, 0), need > 1, q->recv_posted, pt_wrid(0, 0),
+	pt_hook_pairs_give(&h, i, reposts, q->recv_posted, false);
+	if (!r->res->hwts && (!reposts || r->plain_repost))
+		pt_hook_pairs_take(&h, need, i, pt_wrid(0, 0), reposts, q->recv_posted, pt_wrid(0, 0),
 				   r->wrs.recv_sge.length);
 	return h;
 }
 
 /* The hooks' copy, at the top of iteration i: LAT_HELD with room for need
- * pairs, else LAT_EVENTS. */
+ * pairs, else LAT_EVENTS. reposts: the loop reposts receives (send_lat). */
 static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(const struct lat_run *r,
 									    struct pt_hook_pairs *h,
-									    uint64_t i, unsigned need)
+									    uint64_t i, unsigned need,
+									    bool reposts)
 {
 	if (__builtin_expect(h->pos < h->lim, 1))
 		return LAT_HELD;
-	*h = lat_pairs_retake(r, *h, i, need);
+	*h = lat_pairs_retake(r, *h, i, need, reposts);
 	return h->held ? LAT_HELD : LAT_EVENTS;
 }
 
@@ -583,7 +585,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 
 		if (!hooks)
 			rc = lat_send_iter(r, i, recv, side, LAT_OFF, &h, p);
-		else if (lat_pairs_ready(r, &h, i, 2) == LAT_HELD)
+		else if (lat_pairs_ready(r, &h, i, 2, true) == LAT_HELD)
 			rc = lat_send_iter(r, i, recv, side, LAT_HELD, &h, p);
 		else
 			rc = lat_send_iter(r, i, recv, side, LAT_EVENTS, &h, p);
@@ -592,7 +594,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	}
 	/* the client's last ping comes back once more (no repost due) */
 	if (rc > 0 && client && !r->duration) {
-		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1) : LAT_OFF;
+		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
 		uint64_t t_recv = 0;
 
 		if (recv_one(r, i, side, how, &h, &t_recv) <= 0)
@@ -673,7 +675,7 @@ static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run
 								  struct pt_hook_pairs *h,
 								  const struct lat_plain *p)
 {
-	if (hooks && lat_pairs_ready(r, h, i, 1) == LAT_EVENTS)
+	if (hooks && lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
 		return lat_post_iter(r, i, side, LAT_EVENTS, h, p);
 	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p);
 }
