@@ -42,6 +42,7 @@ struct lat_run {
 	bool armed[2];
 	unsigned unacked[2];
 	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
+	struct pollfd channel_poll; /* -e: the channel's fd, built once */
 	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
 };
 
@@ -66,6 +67,8 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->l = l;
 	r->res = l->res;
 	r->events = l->res->channel != NULL;
+	if (r->events)
+		r->channel_poll = (struct pollfd){ .fd = l->res->channel->fd, .events = POLLIN };
 	r->m = m;
 	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();
@@ -233,13 +236,12 @@ static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bo
 static int lat_sleep(struct lat_run *r, bool recv)
 {
 	struct pt_res *res = r->res;
-	struct pollfd pfd = { .fd = res->channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 	bool which;
 
 	while (r->armed[recv]) {
-		if (poll(&pfd, 1, 100) != 1)
+		if (poll(&r->channel_poll, 1, 100) != 1)
 			return 0;
 		if (ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx)) {
 			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
