@@ -4,6 +4,7 @@
  * (hook_overhead_cg.c). */
 #ifndef PT_BENCH_HOOK_OVERHEAD_H
 #define PT_BENCH_HOOK_OVERHEAD_H
+#include <stddef.h>
 #include <stdint.h>
 
 /* Instructions of fn (inclusive), counted by callgrind running this
@@ -21,5 +22,10 @@ int lat_loop_main(const char *kind, const char *mode, const char *iters);
 /* The latency loops' rows: instructions per WR, hooks off and with the
  * recorder, by callgrind at iters and 2 x iters iterations. */
 void lat_loop_ir_rows(const char *self, uint64_t iters);
+/* --lat-report N: the latency tools' report phase once over N samples;
+ * lat_report_ir_row: its instructions per sample by callgrind, at n and
+ * 2 x n samples (the lab's bench/instructions runs take 1000 and 2000). */
+int lat_report_main(const char *n);
+void lat_report_ir_row(const char *self, size_t n);
 
 #endif

@@ -239,3 +239,61 @@ void lat_loop_ir_rows(const char *self, uint64_t iters)
 		       (per_it[1] - per_it[0]) / kinds[k].wrs);
 	}
 }
+
+/* The latency tools' report phase (perftest/tools/lat.c: the samples from
+ * the stamps, then pt_lat_stats_compute_sum, the stamps the sort's scratch)
+ * over n + 1 stamps like the lab's: round trips of 150-190 us, one in 97
+ * up to 3 ms more (a descheduled guest). Out of line: callgrind counts it. */
+static __attribute__((noinline)) int lat_report_phase(uint64_t *stamps, uint64_t *d, size_t n,
+						      struct pt_lat_stats *st)
+{
+	struct pt_lat_sum sum;
+	const uint64_t *sorted;
+
+	pt_lat_samples(stamps, n + 1, d, &sum);
+	return pt_lat_stats_compute_sum(d, n, 2, st, stamps, &sum, &sorted);
+}
+
+int lat_report_main(const char *n_s)
+{
+	size_t n = strtoull(n_s, NULL, 10);
+	uint64_t *stamps, *d, t = 1000000, lcg = 12345;
+	struct pt_lat_stats st;
+	int rc;
+
+	if (n < 100 || n > 100000000) {
+		fprintf(stderr, "usage: hook-overhead --lat-report N (100..10^8 samples)\n");
+		return 2;
+	}
+	stamps = malloc((n + 1) * sizeof(*stamps));
+	d = malloc(n * sizeof(*d));
+	if (!stamps || !d) {
+		fprintf(stderr, "hook-overhead: no memory for %zu samples\n", n);
+		return 1;
+	}
+	for (size_t i = 0; i <= n; i++) {
+		lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+		stamps[i] = t;
+		t += 150000 + (lcg >> 33) % 40000 + (i % 97 == 0 ? (lcg >> 20) % 3000000 : 0);
+	}
+	rc = lat_report_phase(stamps, d, n, &st);
+	free(stamps);
+	free(d);
+	return rc ? 1 : 0;
+}
+
+void lat_report_ir_row(const char *self, size_t n)
+{
+	double ir[2];
+	char args[64];
+
+	for (int len = 0; len < 2; len++) {
+		snprintf(args, sizeof(args), "--lat-report %zu", n << len);
+		ir[len] = callgrind_ir_of(self, "lat_report_phase", args);
+		if (ir[len] < 0)
+			return;
+	}
+	printf("  latency report phase (samples, sort, stats), %zu / %zu samples: %.2f / %.2f instr/sample,"
+	       " difference %.2f instr/sample\n", n, 2 * n, ir[0] / (double)n, ir[1] / (double)(2 * n),
+	       (ir[1] - ir[0]) / (double)n);
+}

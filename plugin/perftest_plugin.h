@@ -219,9 +219,10 @@ struct pt_plugin_pair {
  * none by it). The plugin sets pos and lim when it lends, and open to NULL
  * when it takes the pairs; the tool moves pos and sets everything else.
  * The tool changes the fields below only by storing a pair (as said at
- * each) or, to learn them, right after a callback it made returns: at any
- * callback the plugin finds the pairs stored since its last callback, and
- * counts back from these fields what each stands for. What a pair stands for:
+ * each; it may write the counters of several pairs at once, always before
+ * its next callback) or, to learn them, right after a callback it made
+ * returns: at any callback the plugin finds the pairs stored since its last
+ * callback, and counts back from these fields what each stands for. What a pair stands for:
  *  - send pair: the post (count 1, opcode run_info->send_opcode, bytes
  *    run_info->msg_size, first_seq send_seq, first_wr_id send_wr_id,
  *    wr_id_step 1, signal_period 1, flags PT_PLUGIN_POST_LAST_SIGNALED,

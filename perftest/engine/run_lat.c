@@ -36,12 +36,13 @@ struct lat_run {
 	uint64_t i;                 /* the iteration under way */
 	uint64_t t_sample, t_stop, t_end;
 	uint64_t last_progress, stall_ns;
-	uint64_t t_cqe;             /* the last CQE's poll time, read only when observed */
+	uint64_t t_cqe;             /* the last CQE's poll time, read with the hooks on */
 	/* -e, per CQ (0 send, 1 receive): armed for an event and not yet
 	 * fired (lat_sleep); events taken and not yet acked (lat_ack) */
 	bool armed[2];
 	unsigned unacked[2];
 	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
+	struct pollfd channel_poll; /* -e: the channel's fd, built once */
 	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
 };
 
@@ -66,6 +67,8 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->l = l;
 	r->res = l->res;
 	r->events = l->res->channel != NULL;
+	if (r->events)
+		r->channel_poll = (struct pollfd){ .fd = l->res->channel->fd, .events = POLLIN };
 	r->m = m;
 	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();
@@ -127,9 +130,23 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	return false;
 }
 
+/* A loop's copy for the plain case: a run of known length into the stamps
+ * array (no duration, no histogram): no test of those per iteration, the
+ * array in a local (a register; more would be spilled in the hooks' copy).
+ * NULL: the general case. */
+struct lat_plain {
+	uint64_t *stamps;
+};
+
+static bool lat_is_plain(const struct lat_run *r)
+{
+	return !r->duration && !r->m->hist;
+}
+
 /* Iteration i posts now: stamp it; in duration mode only the round trips
  * that end inside the window count. */
-static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now)
+static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now,
+							    const struct lat_plain *p)
 {
 	struct pt_lat_meas *m = r->m;
 	bool keep = !r->duration;
@@ -138,6 +155,11 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	/* a post follows a completion (or the peer's write): progress enough
 	 * for the stall rule, without a clock read per CQE */
 	r->last_progress = now;
+	if (p) {
+		p->stamps[i] = now;
+		m->n = i + 1;
+		return;
+	}
 	if (r->duration) {
 		if (!r->started)
 			lat_start(r, now);
@@ -185,24 +207,23 @@ static int lat_done(struct lat_run *r, int rc)
 	return rc;
 }
 
-/* Does anyone look at a CQE's time (a plugin, a USDT probe)? */
-static inline bool cqe_observed(bool recv)
-{
-	return pt_hooks_on || (recv ? PT_PROBE_ON(complete_recv) : PT_PROBE_ON(complete));
-}
-
 /* Empty polls between two looks at the stop rules when spinning. */
 #define LAT_SPINS_PER_CHECK 64u
 
-/* A CQE taken: its poll time when observed, the fault-test stop; 1, or
- * -1 for a failed one (said). */
-static inline int cqe_taken(struct lat_run *r, bool recv, const char *side, const struct ibv_wc *wc)
+/* A CQE taken: its poll time into *t with the hooks on (a USDT probe
+ * reads the clock itself, only when it fires); the fault-test stop. 1, or -1 for a failed one
+ * (said): rc 1 means IBV_WC_SUCCESS, which the pair stores rely on. The
+ * stall rule needs no time here: the next post's stamp is progress. */
+static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
+							   const char *side, const struct ibv_wc *wc,
+							   uint64_t *t)
 {
-	r->t_cqe = cqe_observed(recv) ? pt_now_ns() : 0;
-	if (r->t_cqe)
-		r->last_progress = r->t_cqe;
-	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0))
-		return wc_failed(r, wc, recv, side);
+	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
+		*t = pt_now_ns();
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
+		wc_failed(r, wc, recv, side);
+		return -1;
+	}
 	PT_TEST_STOP(PT_STAGE_RUN);
 	return 1;
 }
@@ -215,13 +236,12 @@ static inline int cqe_taken(struct lat_run *r, bool recv, const char *side, cons
 static int lat_sleep(struct lat_run *r, bool recv)
 {
 	struct pt_res *res = r->res;
-	struct pollfd pfd = { .fd = res->channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 	bool which;
 
 	while (r->armed[recv]) {
-		if (poll(&pfd, 1, 100) != 1)
+		if (poll(&r->channel_poll, 1, 100) != 1)
 			return 0;
 		if (ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx)) {
 			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
@@ -240,8 +260,8 @@ static int lat_sleep(struct lat_run *r, bool recv)
 }
 
 /* wait_cq with -e. */
-static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv, const char *side,
-						    struct ibv_wc *wc, uint64_t *hw_ns)
+static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv, bool hooks,
+						    const char *side, struct ibv_wc *wc, uint64_t *hw_ns)
 {
 	uint64_t now;
 	int n, rc;
@@ -273,21 +293,22 @@ static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv
 		}
 	}
 	if (n == 1)
-		return cqe_taken(r, recv, side, wc);
+		return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
 	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 	return -1;
 }
 
 /* wait_cq spinning, past a first poll that found nothing. */
-static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, const char *side,
-						  struct ibv_wc *wc, uint64_t *hw_ns, int n)
+static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, bool hooks,
+						  const char *side, struct ibv_wc *wc, uint64_t *hw_ns,
+						  int n)
 {
 	unsigned spins = 0;
 	uint64_t now;
 
 	for (;;) {
 		if (n == 1)
-			return cqe_taken(r, recv, side, wc);
+			return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
 		if (n < 0) {
 			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;
@@ -303,24 +324,30 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
 
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
- * completion's NIC time when the CQ stamps them (pt_hw_ns); r->t_cqe its
- * poll time when observed, else 0 (the hooks then read the clock). The
+ * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
+ * time with the hooks on (the out-of-line waits pass it in r->t_cqe). The
  * spinning case's first poll is inline: on a fast link it is the only one. */
-static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv, const char *side, struct ibv_wc *wc,
-			  uint64_t *hw_ns)
+static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv, bool hooks,
+							 const char *side, struct ibv_wc *wc,
+							 uint64_t *hw_ns, uint64_t *t)
 {
 	int n;
 
 	if (r->events)
-		return wait_cq_events(r, recv, side, wc, hw_ns);
-	n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
-	if (__builtin_expect(n == 1, 1))
-		return cqe_taken(r, recv, side, wc);
-	return wait_cq_spin(r, recv, side, wc, hw_ns, n);
+		n = wait_cq_events(r, recv, hooks, side, wc, hw_ns);
+	else if (n = pt_poll_cq(r->res, recv, 1, wc, hw_ns), __builtin_expect(n == 1, 1))
+		return cqe_taken(r, recv, hooks, side, wc, t);
+	else
+		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
+	*t = r->t_cqe;
+	return n;
 }
 
-static bool more(const struct lat_run *r, uint64_t i)
+static inline __attribute__((always_inline)) bool more(const struct lat_run *r, uint64_t i,
+							 const struct lat_plain *p)
 {
+	if (p)
+		return i < r->l->opt.iters;
 	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->l->opt.iters;
 }
 
@@ -331,70 +358,148 @@ static int lat_end(struct lat_run *r)
 	return 0;
 }
 
+/* How an iteration tells the hooks: not at all (hooks off), as pairs into
+ * the slots it holds, or through the hooks' calls (events, or pairs the
+ * hooks check). Each loop is built twice from one always-inline body, with
+ * the hooks off (no test of them per WR) and on; the hooks' copy runs an
+ * iteration as LAT_HELD when it holds QP 0's pair slots (hooks.h, struct
+ * pt_hook_pairs, a local that stays in registers) with room for its pairs,
+ * else as LAT_EVENTS: the first iterations, a full buffer, CQs with NIC
+ * times. Held, a WR is a pair's stores. Send WRs are wr_id pt_wrid(0, 0)
+ * and sequence i; send_lat's reposts are numbered by recv_posted. */
+enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
+
+static __attribute__((noinline)) struct pt_hook_pairs lat_pairs_retake(const struct lat_run *r,
+									struct pt_hook_pairs h,
+									uint64_t i, unsigned need,
+									bool reposts)
+{
+	const struct pt_qp *q = &r->res->qps[0];
+
+	pt_hook_pairs_give(&h, i, reposts, q->recv_posted, false);
+	if (!r->res->hwts && (!reposts || r->plain_repost))
+		pt_hook_pairs_take(&h, need, i, pt_wrid(0, 0), reposts, q->recv_posted, pt_wrid(0, 0),
+				   r->wrs.recv_sge.length);
+	return h;
+}
+
+/* The hooks' copy, at the top of iteration i: LAT_HELD with room for need
+ * pairs, else LAT_EVENTS. reposts: the loop reposts receives (send_lat). */
+static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(const struct lat_run *r,
+									    struct pt_hook_pairs *h,
+									    uint64_t i, unsigned need,
+									    bool reposts)
+{
+	if (__builtin_expect(h->pos < h->lim, 1))
+		return LAT_HELD;
+	*h = lat_pairs_retake(r, *h, i, need, reposts);
+	return h->held ? LAT_HELD : LAT_EVENTS;
+}
+
+/* The run's send WR: the old post API inline (one call), the new one
+ * (ibv_wr_*) in post.c, which also says why a post failed. */
+static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r)
+{
+	struct pt_qp *q = &r->res->qps[0];
+	struct ibv_send_wr *bad;
+
+	if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0))
+		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
+	q->posted = 1;   /* as pt_lat_post_send: the signaling rule restarts */
+	return 0;
+}
+
 /* Post one send-queue WR (the tool's verb) at time now (the iteration's
  * stamp: the hook reads no clock of its own) and wait for its completion. */
-static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now, const char *side)
+static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
+							  const char *side, enum lat_hooks how,
+							  struct pt_hook_pairs *h)
 {
 	struct ibv_wc wc;
-	uint64_t hw_ns;
+	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (pt_lat_post_send(r->l, &r->wrs))
+	if (lat_post_send(r))
 		return -1;
-	pt_hook_pair_post(0, i, 0, now);
+	if (how == LAT_HELD)
+		h->pos->t_first_ns = now;
+	else if (how == LAT_EVENTS)
+		pt_hook_pair_post(0, i, pt_wrid(0, 0), now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
-	rc = wait_cq(r, false, side, &wc, &hw_ns);
-	if (rc == 1) {
-		pt_hook_pair_wc(0, i, &wc, false, r->t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
-		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status, r->t_cqe);
+	rc = wait_cq(r, false, how != LAT_OFF, side, &wc, &hw_ns, &t_cqe);
+	if (rc != 1)
+		return rc;
+	if (how == LAT_HELD) {   /* held: no NIC times, and the CQE succeeded (rc 1) */
+		h->pos->t_second_ns = t_cqe;
+		h->pos++;
+	} else if (how == LAT_EVENTS) {
+		pt_hook_pair_wc(0, i, &wc, false, t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
 	}
+	PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
+			  how != LAT_OFF ? t_cqe : pt_now_ns());
 	return rc;
 }
 
-
-/* What pt_lat_repost tells the hooks of receive seq (the pair slots take
- * it), out of line: inline, its registers cost the hooks-off loop. */
-static __attribute__((noinline)) void lat_repost_hook(const struct lat_run *r, uint64_t seq)
-{
-	pt_hook_post(0, seq, 1, PT_PLUGIN_OP_RECV, r->wrs.recv.wr_id, 1, r->wrs.recv_sge.length, 0, 0,
-		     PT_HOOK_NOW);
-}
-
-/* send_lat's receive consumed: repost it. The plain case (one receive per
- * call, no SRQ, no USDT tracer, more due) inline; pt_lat_repost the rest. */
-static inline int lat_repost(struct lat_run *r)
+/* send_lat's receive consumed (recv_one): repost it at time now, while
+ * more are due. The plain case (one receive per call, no SRQ, no USDT
+ * tracer) inline; pt_lat_repost the rest. Held, the time goes into the
+ * receive pair just stored. */
+static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, uint64_t now,
+							    uint64_t i, enum lat_hooks how,
+							    struct pt_hook_pairs *h)
 {
 	struct pt_qp *q = &r->res->qps[0];
 	struct ibv_recv_wr *bad;
 
-	if (__builtin_expect(!r->plain_repost || PT_PROBE_ON(post_recv) ||
-			     (!r->duration && q->recv_posted >= r->l->opt.iters), 0))
-		return pt_lat_repost(r->l, &r->wrs, r->duration);
+	if (!r->duration && q->recv_posted >= r->l->opt.iters)
+		return 0;   /* none due: the receive pair keeps no repost */
+	if (__builtin_expect(!r->plain_repost || PT_PROBE_ON(post_recv), 0))
+		goto general;
 	r->wrs.recv.wr_id = pt_wrid(0, q->recv_posted);
 	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
-		return pt_lat_repost(r->l, &r->wrs, r->duration);   /* again, to say why */
-	if (__builtin_expect(pt_hooks_on, 0))
-		lat_repost_hook(r, q->recv_posted);
+		goto general;   /* again, to say why */
+	if (how == LAT_HELD)
+		h->pos[-1].t_second_ns = now;
+	else if (how == LAT_EVENTS)
+		pt_hook_post(0, q->recv_posted, 1, PT_PLUGIN_OP_RECV, r->wrs.recv.wr_id, 1,
+			     r->wrs.recv_sge.length, 0, 0, now);
 	q->recv_posted++;
 	return 0;
+general:
+	if (how == LAT_HELD)   /* the hooks may still store it into the receive pair */
+		pt_hook_pairs_give(h, i, true, q->recv_posted, true);
+	return pt_lat_repost(r->l, &r->wrs, r->duration);
 }
 
-/* send_lat: wait for the peer's message, record it, repost while more are due. */
-static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, const char *side)
+/* send_lat: wait for the peer's message (iteration i's) and record it: 1,
+ * or 2 when held and it went through the hooks instead (not the receive
+ * the slots expect: the slots are given back, the rest of the iteration
+ * tells the hooks); 0 at the end of the run, -1 on error. */
+static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uint64_t i,
+							  const char *side, enum lat_hooks how,
+							  struct pt_hook_pairs *h, uint64_t *t)
 {
 	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
-	int rc = wait_cq(r, true, side, &wc, &hw_ns);
+	int rc = wait_cq(r, true, how != LAT_OFF, side, &wc, &hw_ns, t);
 
 	if (rc <= 0)
 		return rc;
-	pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, r->t_cqe, pt_hw_ns(l->res, &hw_ns, 0));
-	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status, r->t_cqe);
+	if (how == LAT_HELD) {
+		if (!pt_hook_pairs_recv(h, wc.wr_id, wc.byte_len, *t)) {
+			pt_hook_pairs_give(h, i, true, l->res->qps[0].recv_posted, false);
+			rc = 2;
+		}
+	}
+	if (how == LAT_EVENTS || rc == 2)
+		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
+	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
+			       how != LAT_OFF ? *t : pt_now_ns());
 	if (__builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;
-	return lat_repost(r) ? -1 : 1;
+	return rc;
 }
 
 /* A run of one of the loops below: set up, loop, every event acked.
@@ -409,28 +514,119 @@ static inline __attribute__((always_inline)) int lat_run(const struct pt_loop *l
 	return lat_done(&r, loop(&r));
 }
 
-static int lat_send(struct lat_run *r)
+/* The end of a loop's copy: the pair slots given back (i: the next send
+ * not completed; reposts: send_lat's), rc as the loop returns it. */
+static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int rc, uint64_t i,
+							 bool hooks, bool reposts, struct pt_hook_pairs *h)
+{
+	if (hooks)
+		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
+	return rc < 0 ? -1 : lat_end(r);
+}
+
+/* send_lat's iteration i past its receive (recv: there was one, polled at
+ * t_recv with the hooks on): the gap, the stamp, the repost, the send and
+ * its CQE. */
+static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r, uint64_t i, bool recv,
+							       const char *side, enum lat_hooks how,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p, uint64_t t_recv)
 {
 	const struct pt_loop *l = r->l;
-	bool client = l->opt.is_client;
-	const char *side = client ? "client" : "server";
-	uint64_t i, now;
-	int rc;
+	uint64_t now;
 
-	for (i = 0; more(r, i); i++) {
-		if ((!client || i > 0) && (rc = recv_one(r, side)) <= 0)
-			return rc < 0 ? -1 : lat_end(r);
+	/* with the hooks on, the receive CQE's poll time, just read, is the
+	 * stamp too (no gap between them): one clock read less per iteration */
+	if (how != LAT_OFF && recv && __builtin_expect(l->opt.lat_gap_ns == 0, 1)) {
+		now = t_recv;
+	} else {
 		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
 		now = pt_now_ns();
-		lat_stamp(r, i, now);
-		if ((rc = post_one(r, i, now, side)) <= 0)
-			return rc < 0 ? -1 : lat_end(r);
 	}
-	/* the client's last ping comes back once more */
-	if (client && !r->duration && recv_one(r, side) <= 0)
+	/* the receive is reposted at the iteration's stamp, before its send:
+	 * the peer's next message can come only after that */
+	if (recv && lat_repost(r, now, i, how, h))
 		return -1;
-	return lat_end(r);
+	lat_stamp(r, i, now, p);
+	return post_one(r, i, now, side, how, h);
+}
+
+/* send_lat's iteration i: the receive (recv: one is due), the rest. */
+static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r, uint64_t i, bool recv,
+							       const char *side, enum lat_hooks how,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
+{
+	uint64_t t_recv = 0;
+	int rc;
+
+	if (!recv)
+		return lat_send_rest(r, i, false, side, how, h, p, 0);
+	rc = recv_one(r, i, side, how, h, &t_recv);
+	if (rc <= 0)
+		return rc;
+	if (how == LAT_HELD && rc == 2)   /* given back: the rest through the hooks */
+		return lat_send_rest(r, i, true, side, LAT_EVENTS, h, p, t_recv);
+	return lat_send_rest(r, i, true, side, how, h, p, t_recv);
+}
+
+static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks, bool plain)
+{
+	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain *p = plain ? &pl : NULL;
+	const struct pt_loop *l = r->l;
+	bool client = l->opt.is_client;
+	const char *side = client ? "client" : "server";
+	struct pt_hook_pairs h = { 0 };
+	uint64_t i;
+	int rc = 1;
+
+	for (i = 0; more(r, i, p); i++) {
+		const bool recv = !client || i > 0;
+
+		if (!hooks)
+			rc = lat_send_iter(r, i, recv, side, LAT_OFF, &h, p);
+		else if (lat_pairs_ready(r, &h, i, 2, true) == LAT_HELD)
+			rc = lat_send_iter(r, i, recv, side, LAT_HELD, &h, p);
+		else
+			rc = lat_send_iter(r, i, recv, side, LAT_EVENTS, &h, p);
+		if (rc <= 0)
+			break;
+	}
+	/* the client's last ping comes back once more (no repost due) */
+	if (rc > 0 && client && !r->duration) {
+		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
+		uint64_t t_recv = 0;
+
+		if (recv_one(r, i, side, how, &h, &t_recv) <= 0)
+			rc = -1;
+	}
+	return lat_out(r, rc, i, hooks, true, &h);
+}
+
+/* The copies of the loop (see enum lat_hooks and struct lat_plain); the
+ * plain one with the hooks off inline. */
+static __attribute__((noinline)) int lat_send_hooked_plain(struct lat_run *r)
+{
+	return lat_send_as(r, true, true);
+}
+
+static __attribute__((noinline)) int lat_send_hooked(struct lat_run *r)
+{
+	return lat_send_as(r, true, false);
+}
+
+static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
+{
+	return lat_send_as(r, false, false);
+}
+
+static int lat_send(struct lat_run *r)
+{
+	if (pt_hooks_on)
+		return lat_is_plain(r) ? lat_send_hooked_plain(r) : lat_send_hooked(r);
+	return lat_is_plain(r) ? lat_send_as(r, false, true) : lat_send_general(r);
 }
 
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -458,31 +654,80 @@ static int wait_byte(struct lat_run *r, uint8_t want)
 	return 1;
 }
 
-static int lat_write(struct lat_run *r)
+/* One iteration of write_lat (the peer's count waited for) or read_lat:
+ * the gap, the stamp, the post and its CQE. */
+static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r, uint64_t i,
+							       const char *side, enum lat_hooks how,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
 {
+	const struct pt_loop *l = r->l;
+	uint64_t now;
+
+	if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
+		pt_lat_gap(l->opt.lat_gap_ns);
+	now = pt_now_ns();
+	lat_stamp(r, i, now, p);
+	return post_one(r, i, now, side, how, h);
+}
+
+/* The same, in the loop's copy: hooks off, or held or not. */
+static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
+								  const char *side, bool hooks,
+								  struct pt_hook_pairs *h,
+								  const struct lat_plain *p)
+{
+	if (hooks && lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
+		return lat_post_iter(r, i, side, LAT_EVENTS, h, p);
+	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p);
+}
+
+static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks, bool plain)
+{
+	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain *p = plain ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
 	uint8_t *payload_last = l->res->qps[0].send_buf + l->run->size - 1;
-	uint64_t i, now;
-	int rc;
+	struct pt_hook_pairs h = { 0 };
+	uint64_t i;
+	int rc = 1;
 
-	for (i = 0; more(r, i); i++) {
+	for (i = 0; more(r, i, p); i++) {
 		/* the server writes first; the client answers each write */
 		if ((client || i > 0) && (rc = wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
-			return rc < 0 ? -1 : lat_end(r);
+			break;
 		*payload_last = (uint8_t)(i + 1);
-		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
-			pt_lat_gap(l->opt.lat_gap_ns);
-		now = pt_now_ns();
-		lat_stamp(r, i, now);
-		if ((rc = post_one(r, i, now, side)) <= 0)
-			return rc < 0 ? -1 : lat_end(r);
+		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p)) <= 0)
+			break;
 	}
 	/* the server's last write is answered once more */
-	if (!client && !r->duration && wait_byte(r, (uint8_t)i) <= 0)
-		return -1;
-	return lat_end(r);
+	if (rc > 0 && !client && !r->duration && wait_byte(r, (uint8_t)i) <= 0)
+		rc = -1;
+	return lat_out(r, rc, i, hooks, false, &h);
+}
+
+static __attribute__((noinline)) int lat_write_hooked_plain(struct lat_run *r)
+{
+	return lat_write_as(r, true, true);
+}
+
+static __attribute__((noinline)) int lat_write_hooked(struct lat_run *r)
+{
+	return lat_write_as(r, true, false);
+}
+
+static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
+{
+	return lat_write_as(r, false, false);
+}
+
+static int lat_write(struct lat_run *r)
+{
+	if (pt_hooks_on)
+		return lat_is_plain(r) ? lat_write_hooked_plain(r) : lat_write_hooked(r);
+	return lat_is_plain(r) ? lat_write_as(r, false, true) : lat_write_general(r);
 }
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -490,21 +735,40 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_write);
 }
 
+static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks, bool plain)
+{
+	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain *p = plain ? &pl : NULL;
+	struct pt_hook_pairs h = { 0 };
+	uint64_t i;
+	int rc = 1;
+
+	for (i = 0; more(r, i, p); i++)
+		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p)) <= 0)
+			break;
+	return lat_out(r, rc, i, hooks, false, &h);
+}
+
+static __attribute__((noinline)) int lat_read_hooked_plain(struct lat_run *r)
+{
+	return lat_read_as(r, true, true);
+}
+
+static __attribute__((noinline)) int lat_read_hooked(struct lat_run *r)
+{
+	return lat_read_as(r, true, false);
+}
+
+static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
+{
+	return lat_read_as(r, false, false);
+}
+
 static int lat_read(struct lat_run *r)
 {
-	const struct pt_loop *l = r->l;
-	uint64_t i, now;
-	int rc;
-
-	for (i = 0; more(r, i); i++) {
-		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
-			pt_lat_gap(l->opt.lat_gap_ns);
-		now = pt_now_ns();
-		lat_stamp(r, i, now);
-		if ((rc = post_one(r, i, now, "client")) <= 0)
-			return rc < 0 ? -1 : lat_end(r);
-	}
-	return lat_end(r);
+	if (pt_hooks_on)
+		return lat_is_plain(r) ? lat_read_hooked_plain(r) : lat_read_hooked(r);
+	return lat_is_plain(r) ? lat_read_as(r, false, true) : lat_read_general(r);
 }
 
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)

@@ -89,6 +89,45 @@ uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm)
 	return sorted[pt_percentile_rank(n, ppm) - 1];
 }
 
+/* One sample into the pass's range and sum (which may wrap: sum_end). */
+static inline void sum_add(struct pt_lat_sum *s, uint64_t v)
+{
+	s->min = v < s->min ? v : s->min;
+	s->max = v > s->max ? v : s->max;
+	s->total += v;
+}
+
+/* The sum of n samples is exact when n values of max cannot wrap it. */
+static inline void sum_end(struct pt_lat_sum *s, size_t n)
+{
+	s->exact = s->max == 0 || n <= UINT64_MAX / s->max;
+}
+
+void pt_lat_samples(const uint64_t *restrict stamps, size_t n, uint64_t *restrict d,
+		    struct pt_lat_sum *sum)
+{
+	struct pt_lat_sum s = { .min = UINT64_MAX };   /* in registers */
+	size_t i = 0;
+
+	/* by fours: the loop's own test and step once per four samples */
+	for (; i + 4 < n; i += 4) {
+		d[i] = stamps[i + 1] - stamps[i];
+		d[i + 1] = stamps[i + 2] - stamps[i + 1];
+		d[i + 2] = stamps[i + 3] - stamps[i + 2];
+		d[i + 3] = stamps[i + 4] - stamps[i + 3];
+		sum_add(&s, d[i]);
+		sum_add(&s, d[i + 1]);
+		sum_add(&s, d[i + 2]);
+		sum_add(&s, d[i + 3]);
+	}
+	for (; i + 1 < n; i++) {
+		d[i] = stamps[i + 1] - stamps[i];
+		sum_add(&s, d[i]);
+	}
+	sum_end(&s, n ? n - 1 : 0);
+	*sum = s;
+}
+
 int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
 			 struct pt_lat_stats *out)
 {
@@ -98,6 +137,20 @@ int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
 int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
 			    struct pt_lat_stats *out, uint64_t *scratch)
 {
+	struct pt_lat_sum sum = { .min = UINT64_MAX };
+
+	for (size_t i = 0; samples && i < n; i++)
+		sum_add(&sum, samples[i]);
+	sum_end(&sum, n);
+	return pt_lat_stats_compute_sum(samples, n, tail_drop, out, scratch, &sum, NULL);
+}
+
+int pt_lat_stats_compute_sum(uint64_t *samples, size_t n, size_t tail_drop,
+			     struct pt_lat_stats *out, uint64_t *scratch,
+			     const struct pt_lat_sum *all, const uint64_t **sorted_out)
+{
+	const uint64_t *a;
+	uint64_t total = all->total;
 	long double sum = 0, sq = 0;
 	double mean;
 	size_t k;
@@ -108,36 +161,54 @@ int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
 		return -EDOM;
 	if (tail_drop >= n)
 		return -EINVAL;
-	pt_sort_u64(samples, n, scratch);
+	/* in place, or where the sort left them when the caller takes that */
+	a = pt_sort_u64_to(samples, n, all->min, all->max, scratch, !sorted_out);
+	if (sorted_out)
+		*sorted_out = a;
 	k = n - tail_drop;
+	/* the kept samples' sum: exact in integers, and so in long double (64
+	 * mantissa bits), whatever the order; else summed as long doubles */
+	if (all->exact) {
+		for (size_t i = k; i < n; i++)
+			total -= a[i];
+		sum = (long double)total;
+	} else {
+		for (size_t i = 0; i < k; i++)
+			sum += a[i];
+	}
 
 	memset(out, 0, sizeof(*out));
 	out->count = k;
-	out->min = samples[0];
-	out->max = samples[k - 1];
-	out->max_all = samples[n - 1];
+	out->min = a[0];
+	out->max = a[k - 1];
+	out->max_all = a[n - 1];
 	if (k % 2)
-		out->median = (double)samples[k / 2];
+		out->median = (double)a[k / 2];
 	else /* written so the sum of two huge values cannot overflow */
-		out->median = (double)samples[k / 2 - 1] +
-			      ((double)samples[k / 2] -
-			       (double)samples[k / 2 - 1]) / 2.0;
-	for (size_t i = 0; i < k; i++)
-		sum += samples[i];
+		out->median = (double)a[k / 2 - 1] +
+			      ((double)a[k / 2] -
+			       (double)a[k / 2 - 1]) / 2.0;
 	mean = (double)(sum / k);
 	/* Two passes: exact deviations, no catastrophic cancellation. */
-	for (size_t i = 0; i < k; i++) {
-		long double d = (long double)samples[i] - mean;
-		sq += d * d;
+	if (all->max <= INT64_MAX) {   /* the same values, converted without the sign fix-up */
+		for (size_t i = 0; i < k; i++) {
+			long double d = (long double)(int64_t)a[i] - mean;
+			sq += d * d;
+		}
+	} else {
+		for (size_t i = 0; i < k; i++) {
+			long double d = (long double)a[i] - mean;
+			sq += d * d;
+		}
 	}
 	out->avg = mean;
 	out->stdev = sqrt((double)(sq / k));
-	out->p50 = pt_percentile_sorted(samples, k, PT_P50);
-	out->p90 = pt_percentile_sorted(samples, k, PT_P90);
-	out->p99 = pt_percentile_sorted(samples, k, PT_P99);
-	out->p99_9 = pt_percentile_sorted(samples, k, PT_P99_9);
-	out->p99_99 = pt_percentile_sorted(samples, k, PT_P99_99);
-	out->p99_999 = pt_percentile_sorted(samples, k, PT_P99_999);
+	out->p50 = pt_percentile_sorted(a, k, PT_P50);
+	out->p90 = pt_percentile_sorted(a, k, PT_P90);
+	out->p99 = pt_percentile_sorted(a, k, PT_P99);
+	out->p99_9 = pt_percentile_sorted(a, k, PT_P99_9);
+	out->p99_99 = pt_percentile_sorted(a, k, PT_P99_99);
+	out->p99_999 = pt_percentile_sorted(a, k, PT_P99_999);
 	return 0;
 }
 

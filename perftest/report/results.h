@@ -126,6 +126,18 @@ uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm);
 /* 1-based nearest rank ceil(ppm * n / 1e6) clamped to [1, n] (n > 0). */
 uint64_t pt_percentile_rank(uint64_t n, uint32_t ppm);
 
+/* What the pass that makes the samples learns for their statistics: the
+ * range (the sort's) and the sum (exact: it cannot have wrapped). */
+struct pt_lat_sum {
+	uint64_t min, max, total;
+	bool exact;
+};
+
+/* The latency loops' samples: d[i] = stamps[i + 1] - stamps[i], one round
+ * trip each, for the n - 1 of n post stamps; *sum of them. */
+void pt_lat_samples(const uint64_t *restrict stamps, size_t n, uint64_t *restrict d,
+		    struct pt_lat_sum *sum);
+
 /* Sorts samples IN PLACE (print an unsorted dump first), drops the
  * tail_drop largest (upstream drops 2) and computes the statistics of the
  * rest. Needs n > tail_drop. */
@@ -135,6 +147,12 @@ int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
  * allocated). The sort is a radix sort (sort_u64.h). */
 int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
 			    struct pt_lat_stats *out, uint64_t *scratch);
+/* The same for samples whose sum the caller has (pt_lat_samples): no pass
+ * of its own before the sort. sorted: NULL to sort in place, else it gets
+ * where the sorted values are, samples or scratch (no copy back). */
+int pt_lat_stats_compute_sum(uint64_t *samples, size_t n, size_t tail_drop,
+			     struct pt_lat_stats *out, uint64_t *scratch,
+			     const struct pt_lat_sum *sum, const uint64_t **sorted);
 
 /* Row in usec: each time divided by 1000 * rtt_factor (2 = report half a
  * ping-pong round trip for SEND/WRITE, 1 for READ/ATOMIC). */

@@ -4,8 +4,8 @@
  * one pass; a digit that all values share is skipped. The digit width is
  * the one that costs least for this n and spread: each pass costs a few
  * instructions per value plus a prefix sum over its buckets, so a few
- * thousand samples take 8-bit digits and millions 12 or 16. Small inputs
- * take an insertion sort. */
+ * thousand samples take narrow digits and millions wider ones. Small
+ * inputs take an insertion sort. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,25 +33,30 @@ static void insertion_sort(uint64_t *a, size_t n)
 }
 
 /* Cost model (instructions, measured with callgrind): per pass 17 per
- * value (count and scatter) and 5 per bucket (clear and prefix sum); an odd
- * number of passes ends in the scratch and adds a copy back (8 per value). */
-static unsigned pick_width(size_t n, unsigned spread_bits, unsigned *digits)
+ * value (count and scatter) and 10 per bucket (calloc's clearing, 4 bytes,
+ * and the prefix sum, 6); an odd number of passes ends in the scratch and,
+ * in place, adds a copy back (8 per value). For each number of passes the narrowest
+ * digit that covers the spread (at most 16 bits: 256 KiB of counts). */
+static unsigned pick_width(size_t n, unsigned spread_bits, bool in_place, unsigned *digits)
 {
-	static const unsigned widths[] = { 8, 11, 12, 16 };
-	unsigned best = 8;
-	double best_cost = 0;
+	unsigned best = 16;
+	double best_cost = -1;
 
-	for (unsigned k = 0; k < sizeof(widths) / sizeof(widths[0]); k++) {
-		unsigned w = widths[k], d = (spread_bits + w - 1) / w;
-		double cost = (double)d * (17.0 * (double)n + 5.0 * (double)(1u << w)) +
-			      (d % 2 ? 8.0 * (double)n : 0);
+	*digits = (spread_bits + 15) / 16;
+	for (unsigned d = 1; d <= 8; d++) {
+		unsigned w = (spread_bits + d - 1) / d;
+		double cost;
 
-		if (k == 0 || cost < best_cost) {
+		if (w > 16)
+			continue;
+		cost = (double)d * (17.0 * (double)n + 10.0 * (double)(1u << w)) +
+		       (d % 2 && in_place ? 8.0 * (double)n : 0);
+		if (best_cost < 0 || cost < best_cost) {
 			best = w;
 			best_cost = cost;
+			*digits = d;
 		}
 	}
-	*digits = (spread_bits + best - 1) / best;
 	return best;
 }
 
@@ -109,15 +114,27 @@ static bool scatter(const uint64_t *src, uint64_t *dst, size_t n, uint64_t min, 
 	const unsigned shift = d * width;
 	uint32_t sum = 0;
 
+	/* every value has the digit of the first one: nothing moves */
+	if (count[((src[0] - min) >> shift) & mask] == n)
+		return false;
 	for (size_t b = 0; b <= mask; b++) {
 		uint32_t c = count[b];
 
-		if (c == n)
-			return false;
 		count[b] = sum;
 		sum += c;
 	}
-	for (size_t i = 0; i < n; i++) {
+	/* by fours: the loop's own test and step once per four values */
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		uint64_t v0 = src[i], v1 = src[i + 1], v2 = src[i + 2], v3 = src[i + 3];
+
+		dst[count[((v0 - min) >> shift) & mask]++] = v0;
+		dst[count[((v1 - min) >> shift) & mask]++] = v1;
+		dst[count[((v2 - min) >> shift) & mask]++] = v2;
+		dst[count[((v3 - min) >> shift) & mask]++] = v3;
+	}
+	for (; i < n; i++) {
 		uint64_t v = src[i];
 
 		dst[count[((v - min) >> shift) & mask]++] = v;
@@ -127,9 +144,7 @@ static bool scatter(const uint64_t *src, uint64_t *dst, size_t n, uint64_t min, 
 
 void pt_sort_u64(uint64_t *a, size_t n, uint64_t *scratch)
 {
-	uint32_t *count = NULL;
-	uint64_t *own = NULL, *src = a, *dst, max = 0, min = UINT64_MAX;
-	unsigned width, digits;
+	uint64_t max = 0, min = UINT64_MAX;
 
 	if (n < SMALL) {
 		insertion_sort(a, n);
@@ -139,9 +154,29 @@ void pt_sort_u64(uint64_t *a, size_t n, uint64_t *scratch)
 		max = a[i] > max ? a[i] : max;
 		min = a[i] < min ? a[i] : min;
 	}
+	pt_sort_u64_range(a, n, min, max, scratch);
+}
+
+void pt_sort_u64_range(uint64_t *a, size_t n, uint64_t min, uint64_t max, uint64_t *scratch)
+{
+	(void)pt_sort_u64_to(a, n, min, max, scratch, true);
+}
+
+const uint64_t *pt_sort_u64_to(uint64_t *a, size_t n, uint64_t min, uint64_t max,
+			       uint64_t *scratch, bool in_place)
+{
+	uint32_t *count = NULL;
+	uint64_t *own = NULL, *src = a, *dst;
+	unsigned width, digits;
+
+	if (n < SMALL) {
+		insertion_sort(a, n);
+		return a;
+	}
 	if (max == min)
-		return;
-	width = pick_width(n, 64u - (unsigned)__builtin_clzll(max - min), &digits);
+		return a;
+	in_place |= !scratch;   /* an allocated scratch is freed here */
+	width = pick_width(n, 64u - (unsigned)__builtin_clzll(max - min), in_place, &digits);
 	/* counts fit 32 bits; beyond that qsort (10^7 samples at most today) */
 	if (n <= UINT32_MAX)
 		count = calloc((size_t)digits << width, sizeof(*count));
@@ -151,7 +186,7 @@ void pt_sort_u64(uint64_t *a, size_t n, uint64_t *scratch)
 		qsort(a, n, sizeof(*a), cmp_u64);
 		free(count);
 		free(own);
-		return;
+		return a;
 	}
 	dst = scratch;
 	count_digits(a, n, min, width, digits, count);
@@ -163,8 +198,9 @@ void pt_sort_u64(uint64_t *a, size_t n, uint64_t *scratch)
 			dst = t;
 		}
 	}
-	if (src != a)
+	if (src != a && in_place)
 		memcpy(a, src, n * sizeof(*a));
 	free(count);
 	free(own);
+	return in_place ? a : src;
 }

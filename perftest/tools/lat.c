@@ -91,6 +91,8 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 	double div = (rp->report_cycles ? 1.0 : 1000.0) * rtt;
 	struct pt_lat_stats st;
 	struct pt_lat_result r;
+	struct pt_lat_sum sum;
+	const uint64_t *sorted;
 	uint64_t n, *d;
 	int rc;
 
@@ -104,14 +106,13 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 		d = malloc((n ? n : 1) * sizeof(*d));
 		if (!d)
 			return -1;
-		for (uint64_t i = 0; i < n; i++)
-			d[i] = m->stamps[i + 1] - m->stamps[i];
+		pt_lat_samples(m->stamps, m->n, d, &sum);
 		if (rp->unsorted)
 			print_samples(d, n, div, rp->report_cycles);
 		/* the stamps are spent: the sort's scratch */
-		rc = n > 2 ? pt_lat_stats_compute_in(d, n, 2, &st, m->stamps) : -1;
+		rc = n > 2 ? pt_lat_stats_compute_sum(d, n, 2, &st, m->stamps, &sum, &sorted) : -1;
 		if (!rc && rp->histogram)
-			print_samples(d, st.count, div, rp->report_cycles);
+			print_samples(sorted, st.count, div, rp->report_cycles);
 		free(d);
 	}
 	/* an interrupted run reports the iterations it got through */

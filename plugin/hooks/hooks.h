@@ -237,4 +237,76 @@ static inline void pt_hook_pair_wc(uint32_t qp, uint64_t seq, const struct ibv_w
 	}
 }
 
+/* A latency loop's hold on QP 0's pair slots while the hooks are on: the
+ * cursor lives in the loop's registers, so a pair costs its stores and no
+ * test of sequence or wr_id. Taken only where the slots expect the loop's
+ * next send (and, with reposts, its next repost) and have room for `need`
+ * pairs; while held the loop stores pairs of exactly the WRs they stand for
+ * (perftest_plugin.h), in order: a send pair per send, seq counting up from
+ * the take; a receive pair per receive CQE the slots expect
+ * (pt_hook_pairs_recv); its repost's time into it, repost_seq counting up.
+ * Anything else goes through the hooks above, after pt_hook_pairs_give has
+ * written back where the loop stands; so does the loop's end. pos < lim:
+ * held, with room for `need` pairs (lim is the slots' end less need - 1);
+ * not held: pos == lim. */
+struct pt_hook_pairs {
+	struct pt_plugin_pair *pos, *lim;
+	bool held;
+};
+
+/* The next send is send_seq with wr_id send_wr_id; with reposts, the next
+ * repost is repost_seq, wr_id repost_wr_id_base + repost_seq, of
+ * repost_bytes. Held when the slots expect exactly that. */
+static inline void pt_hook_pairs_take(struct pt_hook_pairs *h, unsigned need, uint64_t send_seq,
+				      uint64_t send_wr_id, bool reposts, uint64_t repost_seq,
+				      uint64_t repost_wr_id_base, uint32_t repost_bytes)
+{
+	const struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[0];
+
+	*h = (struct pt_hook_pairs){ .pos = s->pos, .lim = s->pos };
+	if (s->lim - s->pos >= (ptrdiff_t)need && s->send_seq == send_seq &&
+	    s->send_wr_id == send_wr_id &&
+	    (!reposts || (s->repost_seq == repost_seq && s->repost_wr_id_base == repost_wr_id_base &&
+			  s->repost_bytes == repost_bytes))) {
+		h->lim = s->lim - (need - 1);
+		h->held = true;
+	}
+}
+
+/* Held: a successful receive CQE without a NIC time, polled at t, as a
+ * pair when it is the one the slots expect (recv_wr_id, which then counts
+ * up, as the ABI has the tool do, and recv_bytes); false when not. */
+static inline bool pt_hook_pairs_recv(struct pt_hook_pairs *h, uint64_t wr_id, uint32_t bytes,
+				      uint64_t t)
+{
+	struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[0];
+
+	if (__builtin_expect(wr_id != s->recv_wr_id || bytes != s->recv_bytes, 0))
+		return false;
+	h->pos->t_first_ns = t | PT_PLUGIN_PAIR_RECV;
+	h->pos++;
+	s->recv_wr_id = wr_id + 1;
+	return true;
+}
+
+/* Give the slots back: send_seq is the loop's next send not yet completed
+ * (a post stored at pos has it); with reposts, repost_seq its next repost;
+ * open: the last pair is a receive whose repost the hooks may still store
+ * (pt_hook_post). */
+static inline void pt_hook_pairs_give(struct pt_hook_pairs *h, uint64_t send_seq, bool reposts,
+				      uint64_t repost_seq, bool open)
+{
+	struct pt_plugin_pair_slots *s = &pt_hooks_pair_slots[0];
+
+	if (!h->held)
+		return;
+	s->pos = h->pos;
+	s->open = open ? h->pos - 1 : NULL;
+	s->send_seq = send_seq;
+	if (reposts)
+		s->repost_seq = repost_seq;
+	h->held = false;
+	h->lim = h->pos;
+}
+
 #endif

@@ -3,15 +3,20 @@
  * shape the latency report can hand it (ns round trips, equal values, one
  * outlier that adds digits, the full 64-bit range, sorted and reversed
  * input), at sizes around the insertion-sort threshold, with and without
- * caller scratch. */
+ * caller scratch. Then the latency statistics (results.c) against the
+ * computation they replace: qsort, then the sum and the squared deviations
+ * as long doubles in sorted order; equal to the bit. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "perftest/report/results.h"
 #include "perftest/report/sort_u64.h"
 
 static uint64_t rnd(uint64_t *s)
@@ -121,12 +126,115 @@ static void test_scratch_bounds(void **state)
 	assert_int_equal(scratch[300], 0x5a5a5a5a5a5a5a5aull);
 }
 
+/* The statistics as they were computed before the fused pass: the oracle. */
+static void oracle_stats(const uint64_t *samples, size_t n, size_t drop, struct pt_lat_stats *o)
+{
+	uint64_t *a = malloc(n * sizeof(*a));
+	long double sum = 0, sq = 0;
+	size_t k = n - drop;
+	double mean;
+
+	assert_non_null(a);
+	memcpy(a, samples, n * sizeof(*a));
+	qsort(a, n, sizeof(*a), cmp);
+	memset(o, 0, sizeof(*o));
+	o->count = k;
+	o->min = a[0];
+	o->max = a[k - 1];
+	o->max_all = a[n - 1];
+	o->median = k % 2 ? (double)a[k / 2] :
+		    (double)a[k / 2 - 1] + ((double)a[k / 2] - (double)a[k / 2 - 1]) / 2.0;
+	for (size_t i = 0; i < k; i++)
+		sum += a[i];
+	mean = (double)(sum / k);
+	for (size_t i = 0; i < k; i++) {
+		long double d = (long double)a[i] - mean;
+		sq += d * d;
+	}
+	o->avg = mean;
+	o->stdev = sqrt((double)(sq / k));
+	o->p50 = a[pt_percentile_rank(k, PT_P50) - 1];
+	o->p90 = a[pt_percentile_rank(k, PT_P90) - 1];
+	o->p99 = a[pt_percentile_rank(k, PT_P99) - 1];
+	o->p99_9 = a[pt_percentile_rank(k, PT_P99_9) - 1];
+	o->p99_99 = a[pt_percentile_rank(k, PT_P99_99) - 1];
+	o->p99_999 = a[pt_percentile_rank(k, PT_P99_999) - 1];
+	free(a);
+}
+
+static void same_stats(const struct pt_lat_stats *a, const struct pt_lat_stats *b, const char *what)
+{
+	if (a->count != b->count || a->min != b->min || a->max != b->max ||
+	    a->max_all != b->max_all || a->median != b->median || a->avg != b->avg ||
+	    a->stdev != b->stdev || a->p50 != b->p50 || a->p90 != b->p90 || a->p99 != b->p99 ||
+	    a->p99_9 != b->p99_9 || a->p99_99 != b->p99_99 || a->p99_999 != b->p99_999)
+		fail_msg("%s: avg %.17g / %.17g, stdev %.17g / %.17g, median %.17g / %.17g, "
+			 "p99 %llu / %llu, max %llu / %llu", what, a->avg, b->avg, a->stdev, b->stdev,
+			 a->median, b->median, (unsigned long long)a->p99, (unsigned long long)b->p99,
+			 (unsigned long long)a->max, (unsigned long long)b->max);
+}
+
+/* Stamps whose gaps have a shape (FULL: the sum wraps, values past
+ * INT64_MAX), through pt_lat_samples + pt_lat_stats_compute_sum as the
+ * tools do, and the samples through pt_lat_stats_compute_in. */
+static void check_stats(size_t n, enum shape sh, uint64_t seed)
+{
+	uint64_t *gaps = malloc(n * sizeof(*gaps)), *stamps = malloc((n + 1) * sizeof(*stamps));
+	uint64_t *d = malloc(n * sizeof(*d)), *d2 = malloc(n * sizeof(*d2));
+	struct pt_lat_stats want, got;
+	struct pt_lat_sum sum;
+	const uint64_t *sorted;
+	char what[64];
+
+	assert_true(gaps && stamps && d && d2);
+	fill(gaps, n, sh, &seed);
+	stamps[0] = rnd(&seed);
+	for (size_t i = 0; i < n; i++)
+		stamps[i + 1] = stamps[i] + gaps[i];
+	oracle_stats(gaps, n, 2, &want);
+	pt_lat_samples(stamps, n + 1, d, &sum);
+	assert_memory_equal(d, gaps, n * sizeof(*d));
+	memcpy(d2, d, n * sizeof(*d));
+	assert_int_equal(pt_lat_stats_compute_sum(d, n, 2, &got, stamps, &sum, &sorted), 0);
+	snprintf(what, sizeof(what), "n %zu shape %d, from the stamps", n, (int)sh);
+	same_stats(&want, &got, what);
+	assert_true(sorted == d || sorted == stamps);   /* wherever the sort left them */
+	for (size_t i = 1; i < n; i++)
+		assert_true(sorted[i - 1] <= sorted[i]);
+	assert_int_equal(sorted[0], want.min);
+	assert_int_equal(sorted[n - 1], want.max_all);
+	assert_int_equal(pt_lat_stats_compute_in(d2, n, 2, &got, n % 2 ? stamps : NULL), 0);
+	snprintf(what, sizeof(what), "n %zu shape %d, from the samples", n, (int)sh);
+	same_stats(&want, &got, what);
+	for (size_t i = 1; i < n; i++)   /* in place */
+		assert_true(d2[i - 1] <= d2[i]);
+	free(gaps);
+	free(stamps);
+	free(d);
+	free(d2);
+}
+
+static void test_stats_against_oracle(void **state)
+{
+	static const size_t sizes[] = { 3, 4, 63, 64, 65, 999, 1000, 2000, 4097, 50000 };
+	uint64_t seed = 99;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		for (int sh = 0; sh < SHAPES; sh++)
+			check_stats(sizes[k], (enum shape)sh, 0x1234567ull + k * 101 + (uint64_t)sh);
+	for (int run = 0; run < 100; run++)
+		check_stats(3 + (size_t)(rnd(&seed) % 3000), (enum shape)(rnd(&seed) % SHAPES),
+			    rnd(&seed) | 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_against_qsort),
 		cmocka_unit_test(test_random_runs),
 		cmocka_unit_test(test_scratch_bounds),
+		cmocka_unit_test(test_stats_against_oracle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
