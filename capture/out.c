@@ -12,7 +12,10 @@
 
 #define THRESH_BUFFERED (64u * 1024)
 #define THRESH_DIRECT (256u * 1024)   /* fewer, larger synchronous writes */
-#define MIN_RECORD 16u                /* a pcap record header: ends to keep per byte */
+/* Record ends kept per buffer: one per 64 bytes. Smaller records may fill
+ * the list; a failed write then cuts back to the last end kept, a few whole
+ * records earlier, never into one. */
+#define END_EVERY 64u
 
 static uint64_t now_ns(void)
 {
@@ -210,25 +213,17 @@ out:
 	return rc;
 }
 
-static int open_direct(struct cap_out *o)
+static void open_direct(struct cap_out *o)
 {
 	struct stat st;
 
 	if (fstat(o->fd, &st) || !S_ISREG(st.st_mode))
-		return -1;
+		return;
 	o->dfd = open(o->path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	if (o->dfd < 0)
-		return -1;
-	o->max_ends = o->cap / MIN_RECORD + 2;
-	o->ends = malloc(o->max_ends * sizeof(*o->ends));
-	if (!o->ends) {
-		close(o->dfd);
-		o->dfd = -1;
-		return -1;
-	}
+		return;
 	o->thresh = THRESH_DIRECT;
 	o->direct_io = 1;
-	return 0;
 }
 
 int cap_out_open(struct cap_out *o, const char *path, int linktype, unsigned snaplen,
@@ -240,17 +235,23 @@ int cap_out_open(struct cap_out *o, const char *path, int linktype, unsigned sna
 	o->fd = o->dfd = -1;
 	snprintf(o->path, sizeof(o->path), "%s", path);
 	o->thresh = THRESH_BUFFERED;
-	o->cap = THRESH_DIRECT + max_record + CAP_OUT_ALIGN;
-	if (posix_memalign((void **)&o->buf, CAP_OUT_ALIGN, o->cap)) {
-		o->buf = NULL;
-		errno = ENOMEM;
-		return -1;
-	}
 	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (o->fd < 0)
 		goto fail;
 	if (direct)
 		open_direct(o);  /* where it is refused, the file is buffered */
+	o->cap = o->thresh + max_record + CAP_OUT_ALIGN;
+	if (posix_memalign((void **)&o->buf, CAP_OUT_ALIGN, o->cap)) {
+		o->buf = NULL;
+		errno = ENOMEM;
+		goto fail;
+	}
+	if (cap_out_direct(o)) {
+		o->max_ends = o->cap / END_EVERY + 2;
+		o->ends = malloc(o->max_ends * sizeof(*o->ends));
+		if (!o->ends)
+			goto fail;
+	}
 	if (linktype < 0)
 		return 0;
 	if (pcap_header(o, linktype, snaplen))
