@@ -24,6 +24,7 @@
 #include "plugin/hooks/hooks.h"
 #include "plugin/recorder/wrtrace.h"
 #include "fake_verbs.h"
+#include "recorder_plugin.h"
 
 enum kind { K_SEND, K_WRITE, K_READ, K_ATOMIC };
 
@@ -33,51 +34,6 @@ static const enum ibv_wr_opcode kind_op[] = {
 };
 
 #define INITIAL_RECVS 4u   /* send_lat: receives posted before the run */
-
-/* A plugin that hands every call to one recorder and counts the calls. */
-static struct wrt *target;
-static uint64_t calls;
-
-static int tp_init(const char *args, void **state, char *err, size_t err_len)
-{
-	(void)args, (void)err, (void)err_len;
-	*state = target;
-	return 0;
-}
-
-static int tp_run_start(void *s, const struct pt_plugin_run_info *in, char *err, size_t len)
-{
-	(void)s, (void)in, (void)err, (void)len;   /* the recorder is started already */
-	return 0;
-}
-
-static void tp_post(void *s, const struct pt_plugin_post *ev)
-{
-	calls++;
-	wrt_post(s, ev);
-}
-
-static void tp_completion(void *s, const struct pt_plugin_completion *ev)
-{
-	calls++;
-	wrt_complete(s, ev);
-}
-
-static int tp_run_end(void *s, const struct pt_plugin_run_end *e, char *err, size_t len)
-{
-	return wrt_run_end(s, e, err, len);
-}
-
-static void tp_bind_pairs(void *s, struct pt_plugin_pair_slots *slots, uint32_t n)
-{
-	wrt_bind_pair_slots(s, slots, n);
-}
-
-static const struct pt_plugin_ops ops = {
-	.abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct pt_plugin_ops),
-	.name = "lat-trace-test", .init = tp_init, .run_start = tp_run_start, .post = tp_post,
-	.completion = tp_completion, .run_end = tp_run_end, .bind_pair_slots = tp_bind_pairs,
-};
 
 struct traced {
 	struct wrt *w;
@@ -115,9 +71,9 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	t->w = wrt_new(&cfg);
 	assert_non_null(t->w);
 	assert_int_equal(wrt_run_start(t->w, &in, err, sizeof(err)), 0);
-	target = t->w;
-	calls = 0;
-	assert_int_equal(pt_hooks_load_builtin(&ops, "lat-trace-test", "", err, sizeof(err)), 0);
+	recorder_plugin_target = t->w;
+	recorder_plugin_calls = 0;
+	assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "lat-trace-test", "", err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 
 	l.opt.lat = true;
@@ -139,7 +95,7 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	assert_int_equal(t->m.n, iters);
 	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
 	pt_hooks_unload_all();
-	t->calls = calls;
+	t->calls = recorder_plugin_calls;
 	fake_free(f);
 }
 
@@ -278,9 +234,9 @@ static void test_read_lat_duration(void **state)
 			w = wrt_new(&cfg);
 			assert_non_null(w);
 			assert_int_equal(wrt_run_start(w, &in, err, sizeof(err)), 0);
-			target = w;
-			calls = 0;
-			assert_int_equal(pt_hooks_load_builtin(&ops, "lat-trace-test", "", err, sizeof(err)), 0);
+			recorder_plugin_target = w;
+			recorder_plugin_calls = 0;
+			assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "lat-trace-test", "", err, sizeof(err)), 0);
 			assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 		}
 		assert_int_equal(pt_run_lat_read(&l, &m), 0);
@@ -291,11 +247,11 @@ static void test_read_lat_duration(void **state)
 			assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
 			pt_hooks_unload_all();
 			print_message("duration: %llu iterations, %llu plugin calls\n",
-				      (unsigned long long)m.n, (unsigned long long)calls);
+				      (unsigned long long)m.n, (unsigned long long)recorder_plugin_calls);
 			assert_int_equal(wrt_meta(w)->wrs, m.n);
 			assert_int_equal(wrt_meta(w)->recorded + wrt_meta(w)->dropped, m.n);
 			assert_int_equal(wrt_meta(w)->incomplete, 0);
-			assert_true(calls < 2 + 4 * (m.n / 65536 + 1));   /* a full buffer: a few */
+			assert_true(recorder_plugin_calls < 2 + 4 * (m.n / 65536 + 1));   /* a full buffer: a few */
 			wrt_free(w);
 		}
 		pt_lat_meas_free(&m);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "plugin/hooks/hooks.h"
+#include "recorder_plugin.h"
 #include "wrtrace_harness.h"
 
 /* One event of a script run on several recorders. */
@@ -382,55 +383,11 @@ static void test_slots_limits(void **state)
 }
 
 /* The latency loops' pair slots (ABI 1.3), through the real hooks
- * (hooks.h) and a plugin that hands every call to one recorder. A pair
+ * (hooks.h) and recorder_plugin.h, which hands every call to one recorder. A pair
  * script's events: 'L' a latency send post (one wr_id, LAST_SIGNALED on
  * period 1, the run's opcode), 'c' its CQE (seq, status, HW flag and hw),
  * 'R' a receive CQE of unknown sequence (n its wr_id, period its bytes,
  * 0: 64), 'K' one of known sequence, 'r' a receive post (seq, n its wr_id). */
-static struct wrt *pair_target;
-static uint64_t pair_calls;         /* calls the plugin got: events not stored as pairs */
-
-static int tp_init(const char *args, void **state, char *err, size_t err_len)
-{
-	(void)args, (void)err, (void)err_len;
-	*state = pair_target;
-	return 0;
-}
-
-static int tp_run_start(void *s, const struct pt_plugin_run_info *in, char *err, size_t len)
-{
-	(void)s, (void)in, (void)err, (void)len;   /* the recorder is started already */
-	return 0;
-}
-
-static void tp_post(void *s, const struct pt_plugin_post *ev)
-{
-	pair_calls++;
-	wrt_post(s, ev);
-}
-
-static void tp_completion(void *s, const struct pt_plugin_completion *ev)
-{
-	pair_calls++;
-	wrt_complete(s, ev);
-}
-
-static int tp_run_end(void *s, const struct pt_plugin_run_end *e, char *err, size_t len)
-{
-	return wrt_run_end(s, e, err, len);
-}
-
-static void tp_bind_pairs(void *s, struct pt_plugin_pair_slots *slots, uint32_t n)
-{
-	wrt_bind_pair_slots(s, slots, n);
-}
-
-static const struct pt_plugin_ops pair_ops = {
-	.abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct pt_plugin_ops),
-	.name = "pair-test", .init = tp_init, .run_start = tp_run_start, .post = tp_post,
-	.completion = tp_completion, .run_end = tp_run_end, .bind_pair_slots = tp_bind_pairs,
-};
-
 static struct ibv_wc pair_wc(const struct ev *e, enum ibv_wc_opcode op)
 {
 	return (struct ibv_wc){ .wr_id = e->n, .status = (enum ibv_wc_status)e->status, .opcode = op,
@@ -527,14 +484,14 @@ static uint64_t via_hooks(struct wrt *w, const struct pt_plugin_run_info *in, co
 	struct pt_plugin_run_end end_ev = { .struct_size = sizeof(end_ev) };
 	char err[256];
 
-	pair_target = w;
-	pair_calls = 0;
-	assert_int_equal(pt_hooks_load_builtin(&pair_ops, "pair-test", "", err, sizeof(err)), 0);
+	recorder_plugin_target = w;
+	recorder_plugin_calls = 0;
+	assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "pair-test", "", err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(in, err, sizeof(err)), 0);
 	play_hooks(e, n);
 	assert_int_equal(pt_hooks_run_end(&end_ev, err, sizeof(err)), 0);
 	pt_hooks_unload_all();
-	return pair_calls;
+	return recorder_plugin_calls;
 }
 
 /* The script as events on the FIFO path (the reference) and deferred, and
