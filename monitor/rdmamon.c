@@ -509,6 +509,7 @@ int main(int argc, char **argv)
 	rm_life_skip(skel->obj);
 	/* the ring buffer carries the events view only: the top view counts */
 	skel->rodata->emit_events = (__u8)o.events;
+	skel->rodata->bare_hooks = getenv("RDMAMON_BARE_HOOKS") != NULL;
 	if (!o.events)
 		bpf_map__set_max_entries(skel->maps.events, (unsigned)sysconf(_SC_PAGESIZE));
 	rm_btf_close(btf);

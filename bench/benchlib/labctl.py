@@ -122,6 +122,14 @@ class Lab:
         except (OSError, ValueError):
             return 0
 
+    def icount(self) -> bool:
+        """Was the running lab booted with `ci/lab up --icount` (a guest ns
+        is a guest instruction)?"""
+        try:
+            return (self.dir / "icount").read_text().strip() == "1"
+        except OSError:
+            return False
+
     def running(self) -> bool:
         st = self.lab("status", timeout=30)
         return st.rc == 0 and "running" in st.out and "stopped" not in st.out
