@@ -241,17 +241,17 @@ void lat_loop_ir_rows(const char *self, uint64_t iters)
 }
 
 /* The latency tools' report phase (perftest/tools/lat.c: the samples from
- * the stamps, then pt_lat_stats_compute_sum, the stamps the sort's scratch)
+ * the stamps, then without -H pt_lat_stats_compute_ranks: the ranks by a
+ * select, the stamps its scratch)
  * over n + 1 stamps like the lab's: round trips of 150-190 us, one in 97
  * up to 3 ms more (a descheduled guest). Out of line: callgrind counts it. */
 static __attribute__((noinline)) int lat_report_phase(uint64_t *stamps, uint64_t *d, size_t n,
 						      struct pt_lat_stats *st)
 {
 	struct pt_lat_sum sum;
-	const uint64_t *sorted;
 
 	pt_lat_samples(stamps, n + 1, d, &sum);
-	return pt_lat_stats_compute_sum(d, n, 2, st, stamps, &sum, &sorted);
+	return pt_lat_stats_compute_ranks(d, n, 2, st, stamps, &sum);
 }
 
 int lat_report_main(const char *n_s)

@@ -7,6 +7,7 @@
 
 #include "bw_peak.h"
 #include "results.h"
+#include "select_u64.h"
 #include "sort_u64.h"
 
 /* ----------------------------------------------------------- bandwidth -- */
@@ -92,9 +93,15 @@ uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm)
 /* One sample into the pass's range and sum (which may wrap: sum_end). */
 static inline void sum_add(struct pt_lat_sum *s, uint64_t v)
 {
+	/* v - c as signed is exact where the select path uses it (|v - c| <=
+	 * spread < 2^63); elsewhere these sums only wrap, unused */
+	int64_t dv = (int64_t)(v - s->c);
+
 	s->min = v < s->min ? v : s->min;
 	s->max = v > s->max ? v : s->max;
 	s->total += v;
+	s->s1 += (uint64_t)dv;
+	s->s2 += (unsigned __int128)((__int128)dv * dv);
 }
 
 /* The sum of n samples is exact when n values of max cannot wrap it. */
@@ -108,6 +115,9 @@ void pt_lat_samples(const uint64_t *restrict stamps, size_t n, uint64_t *restric
 {
 	struct pt_lat_sum s = { .min = UINT64_MAX };   /* in registers */
 	size_t i = 0;
+
+	if (n > 1)
+		s.c = stamps[1] - stamps[0];
 
 	/* by fours: the loop's own test and step once per four samples */
 	for (; i + 4 < n; i += 4) {
@@ -137,12 +147,108 @@ int pt_lat_stats_compute(uint64_t *samples, size_t n, size_t tail_drop,
 int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
 			    struct pt_lat_stats *out, uint64_t *scratch)
 {
-	struct pt_lat_sum sum = { .min = UINT64_MAX };
+	struct pt_lat_sum sum = { .min = UINT64_MAX, .c = samples && n ? samples[0] : 0 };
 
 	for (size_t i = 0; samples && i < n; i++)
 		sum_add(&sum, samples[i]);
 	sum_end(&sum, n);
 	return pt_lat_stats_compute_sum(samples, n, tail_drop, out, scratch, &sum, NULL);
+}
+
+static unsigned bits_of(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
+}
+
+#define SELECT_TAIL_MAX 8u   /* dropped samples the select path takes as ranks */
+
+/* The row's order statistics by rank (select_u64.c), the moments in exact
+ * integers about the first sample (the samples' pass summed them): no sort. Where they fit: the sum
+ * exact, n * spread < 2^63 (then n^2 * spread^2 < 2^126); else 1 (the
+ * caller sorts). 0, or -ENOMEM. The variance is k * S2 - S1^2 over k^2,
+ * exact before its one rounding; the sorted path sums long doubles. */
+static int stats_by_select(uint64_t *samples, size_t n, size_t tail_drop, struct pt_lat_stats *out,
+			   uint64_t *scratch, const struct pt_lat_sum *all)
+{
+	static const uint32_t ppm[6] = { PT_P50, PT_P90, PT_P99, PT_P99_9, PT_P99_99, PT_P99_999 };
+	enum { W = 3 + 6 + SELECT_TAIL_MAX };
+	uint64_t want[W], ranks[W], vals[W], v[W], s1 = all->s1, total, spread = all->max - all->min;
+	unsigned __int128 s2 = all->s2, num;
+	size_t k = n - tail_drop, nw = 0, idx[W];
+	int rc;
+
+	if (!all->exact || tail_drop > SELECT_TAIL_MAX || n >= UINT32_MAX ||
+	    bits_of(n) + bits_of(spread) > 63)
+		return 1;
+	want[nw++] = k - 1;                      /* the largest kept */
+	want[nw++] = k / 2;                      /* the median: one rank, or two */
+	if (k % 2 == 0)
+		want[nw++] = k / 2 - 1;
+	for (size_t p = 0; p < 6; p++)
+		want[nw++] = pt_percentile_rank(k, ppm[p]) - 1;
+	for (size_t i = k; i < n; i++)           /* the dropped tail */
+		want[nw++] = i;
+	/* ranks ascending for the select, idx maps them back */
+	for (size_t i = 0; i < nw; i++) {
+		size_t j = i;
+
+		for (; j > 0 && want[idx[j - 1]] > want[i]; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	for (size_t i = 0; i < nw; i++)
+		ranks[i] = want[idx[i]];
+	rc = pt_select_u64(samples, n, all->min, all->max, ranks, nw, v, scratch);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nw; i++)
+		vals[idx[i]] = v[i];
+	total = all->total;
+	for (size_t i = 0; i < tail_drop; i++) {
+		uint64_t x = vals[nw - tail_drop + i];
+		int64_t d = (int64_t)(x - all->c);
+
+		total -= x;
+		s1 -= (uint64_t)d;
+		s2 -= (unsigned __int128)((__int128)d * d);
+	}
+	memset(out, 0, sizeof(*out));
+	out->count = k;
+	out->min = all->min;
+	out->max = vals[0];
+	out->max_all = all->max;
+	if (k % 2)
+		out->median = (double)vals[1];
+	else /* as the sorted path: the sum of two huge values cannot overflow */
+		out->median = (double)vals[2] + ((double)vals[1] - (double)vals[2]) / 2.0;
+	out->avg = (double)((long double)total / k);
+	num = (unsigned __int128)k * s2 - (unsigned __int128)((__int128)(int64_t)s1 * (int64_t)s1);
+	out->stdev = sqrt((double)((long double)num / (long double)k / (long double)k));
+	out->p50 = vals[nw - tail_drop - 6];
+	out->p90 = vals[nw - tail_drop - 5];
+	out->p99 = vals[nw - tail_drop - 4];
+	out->p99_9 = vals[nw - tail_drop - 3];
+	out->p99_99 = vals[nw - tail_drop - 2];
+	out->p99_999 = vals[nw - tail_drop - 1];
+	return 0;
+}
+
+int pt_lat_stats_compute_ranks(uint64_t *samples, size_t n, size_t tail_drop,
+			       struct pt_lat_stats *out, uint64_t *scratch,
+			       const struct pt_lat_sum *all)
+{
+	int rc;
+
+	if (!samples || !out || !all)
+		return -EINVAL;
+	if (n == 0)
+		return -EDOM;
+	if (tail_drop >= n)
+		return -EINVAL;
+	rc = stats_by_select(samples, n, tail_drop, out, scratch, all);
+	if (rc <= 0)
+		return rc;
+	return pt_lat_stats_compute_sum(samples, n, tail_drop, out, scratch, all, NULL);
 }
 
 int pt_lat_stats_compute_sum(uint64_t *samples, size_t n, size_t tail_drop,

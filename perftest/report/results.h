@@ -127,10 +127,15 @@ uint64_t pt_percentile_sorted(const uint64_t *sorted, size_t n, uint32_t ppm);
 uint64_t pt_percentile_rank(uint64_t n, uint32_t ppm);
 
 /* What the pass that makes the samples learns for their statistics: the
- * range (the sort's) and the sum (exact: it cannot have wrapped). */
+ * range (the sort's) and the sum (exact: it cannot have wrapped); and for
+ * the variance without a sort, the sums of v - c and (v - c)^2 about the
+ * first sample c (wrapping: exact where pt_lat_stats_compute_ranks uses
+ * them, n * spread < 2^63). */
 struct pt_lat_sum {
 	uint64_t min, max, total;
 	bool exact;
+	uint64_t c, s1;
+	unsigned __int128 s2;
 };
 
 /* The latency loops' samples: d[i] = stamps[i + 1] - stamps[i], one round
@@ -153,6 +158,14 @@ int pt_lat_stats_compute_in(uint64_t *samples, size_t n, size_t tail_drop,
 int pt_lat_stats_compute_sum(uint64_t *samples, size_t n, size_t tail_drop,
 			     struct pt_lat_stats *out, uint64_t *scratch,
 			     const struct pt_lat_sum *sum, const uint64_t **sorted);
+/* The same without sorting, for a caller that needs the row only: the
+ * order statistics by rank (select_u64.h) and the moments in exact
+ * integers where they fit (the stdev may then differ from the sorted
+ * path's long double sum in its last bits), else as above. The samples
+ * are left in any order; scratch as above. */
+int pt_lat_stats_compute_ranks(uint64_t *samples, size_t n, size_t tail_drop,
+			       struct pt_lat_stats *out, uint64_t *scratch,
+			       const struct pt_lat_sum *sum);
 
 /* Row in usec: each time divided by 1000 * rtt_factor (2 = report half a
  * ping-pong round trip for SEND/WRITE, 1 for READ/ATOMIC). */

@@ -109,8 +109,14 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 		pt_lat_samples(m->stamps, m->n, d, &sum);
 		if (rp->unsorted)
 			print_samples(d, n, div, rp->report_cycles);
-		/* the stamps are spent: the sort's scratch */
-		rc = n > 2 ? pt_lat_stats_compute_sum(d, n, 2, &st, m->stamps, &sum, &sorted) : -1;
+		/* the stamps are spent: the scratch; the samples are sorted
+		 * only for -H, which prints them in order */
+		if (n <= 2)
+			rc = -1;
+		else if (rp->histogram)
+			rc = pt_lat_stats_compute_sum(d, n, 2, &st, m->stamps, &sum, &sorted);
+		else
+			rc = pt_lat_stats_compute_ranks(d, n, 2, &st, m->stamps, &sum);
 		if (!rc && rp->histogram)
 			print_samples(sorted, st.count, div, rp->report_cycles);
 		free(d);

@@ -5,7 +5,11 @@
  * input), at sizes around the insertion-sort threshold, with and without
  * caller scratch. Then the latency statistics (results.c) against the
  * computation they replace: qsort, then the sum and the squared deviations
- * as long doubles in sorted order; equal to the bit. */
+ * as long doubles in sorted order; equal to the bit. pt_select_u64
+ * (select_u64.c) against the same sorted arrays at random ranks, and the
+ * statistics without a sort (pt_lat_stats_compute_ranks): the same, the
+ * stdev within 1e-12 (exact integers against the oracle's long doubles). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +21,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "perftest/report/results.h"
+#include "perftest/report/select_u64.h"
 #include "perftest/report/sort_u64.h"
 
 static uint64_t rnd(uint64_t *s)
@@ -162,11 +167,16 @@ static void oracle_stats(const uint64_t *samples, size_t n, size_t drop, struct 
 	free(a);
 }
 
-static void same_stats(const struct pt_lat_stats *a, const struct pt_lat_stats *b, const char *what)
+/* stdev_rel: 0, equal to the bit; else within that relative difference */
+static void same_stats(const struct pt_lat_stats *a, const struct pt_lat_stats *b, const char *what,
+		       double stdev_rel)
 {
+	bool stdev_ok = stdev_rel == 0 ? a->stdev == b->stdev :
+			fabs(a->stdev - b->stdev) <= stdev_rel * fabs(a->stdev);
+
 	if (a->count != b->count || a->min != b->min || a->max != b->max ||
 	    a->max_all != b->max_all || a->median != b->median || a->avg != b->avg ||
-	    a->stdev != b->stdev || a->p50 != b->p50 || a->p90 != b->p90 || a->p99 != b->p99 ||
+	    !stdev_ok || a->p50 != b->p50 || a->p90 != b->p90 || a->p99 != b->p99 ||
 	    a->p99_9 != b->p99_9 || a->p99_99 != b->p99_99 || a->p99_999 != b->p99_999)
 		fail_msg("%s: avg %.17g / %.17g, stdev %.17g / %.17g, median %.17g / %.17g, "
 			 "p99 %llu / %llu, max %llu / %llu", what, a->avg, b->avg, a->stdev, b->stdev,
@@ -180,13 +190,13 @@ static void same_stats(const struct pt_lat_stats *a, const struct pt_lat_stats *
 static void check_stats(size_t n, enum shape sh, uint64_t seed)
 {
 	uint64_t *gaps = malloc(n * sizeof(*gaps)), *stamps = malloc((n + 1) * sizeof(*stamps));
-	uint64_t *d = malloc(n * sizeof(*d)), *d2 = malloc(n * sizeof(*d2));
+	uint64_t *d = malloc(n * sizeof(*d)), *d2 = malloc(n * sizeof(*d2)), *d3 = malloc(n * sizeof(*d3));
 	struct pt_lat_stats want, got;
 	struct pt_lat_sum sum;
 	const uint64_t *sorted;
 	char what[64];
 
-	assert_true(gaps && stamps && d && d2);
+	assert_true(gaps && stamps && d && d2 && d3);
 	fill(gaps, n, sh, &seed);
 	stamps[0] = rnd(&seed);
 	for (size_t i = 0; i < n; i++)
@@ -197,21 +207,34 @@ static void check_stats(size_t n, enum shape sh, uint64_t seed)
 	memcpy(d2, d, n * sizeof(*d));
 	assert_int_equal(pt_lat_stats_compute_sum(d, n, 2, &got, stamps, &sum, &sorted), 0);
 	snprintf(what, sizeof(what), "n %zu shape %d, from the stamps", n, (int)sh);
-	same_stats(&want, &got, what);
+	same_stats(&want, &got, what, 0);
 	assert_true(sorted == d || sorted == stamps);   /* wherever the sort left them */
 	for (size_t i = 1; i < n; i++)
 		assert_true(sorted[i - 1] <= sorted[i]);
 	assert_int_equal(sorted[0], want.min);
 	assert_int_equal(sorted[n - 1], want.max_all);
+	memcpy(d3, d2, n * sizeof(*d));
 	assert_int_equal(pt_lat_stats_compute_in(d2, n, 2, &got, n % 2 ? stamps : NULL), 0);
 	snprintf(what, sizeof(what), "n %zu shape %d, from the samples", n, (int)sh);
-	same_stats(&want, &got, what);
+	same_stats(&want, &got, what, 0);
 	for (size_t i = 1; i < n; i++)   /* in place */
 		assert_true(d2[i - 1] <= d2[i]);
+	/* no sort: FULL (a sum that wraps) does not fit and takes the sort */
+	assert_int_equal(pt_lat_stats_compute_ranks(d3, n, 2, &got, n % 2 ? stamps : NULL, &sum), 0);
+	snprintf(what, sizeof(what), "n %zu shape %d, by rank", n, (int)sh);
+	same_stats(&want, &got, what, sh == FULL ? 0 : 1e-12);
+	if (sh == NS_RTT && n >= 999) {   /* the select ran: it sorts nothing */
+		size_t i = 1;
+
+		while (i < n && d3[i - 1] <= d3[i])
+			i++;
+		assert_true(i < n);
+	}
 	free(gaps);
 	free(stamps);
 	free(d);
 	free(d2);
+	free(d3);
 }
 
 static void test_stats_against_oracle(void **state)
@@ -228,6 +251,59 @@ static void test_stats_against_oracle(void **state)
 			    rnd(&seed) | 1);
 }
 
+/* m random ranks (ascending, repeats allowed) of one shape and size: the
+ * values at them equal the sorted array's, with and without scratch. */
+static void check_select(size_t n, enum shape sh, size_t m, uint64_t seed)
+{
+	uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	uint64_t *scratch = malloc(n * sizeof(*scratch)), ranks[24], got[24], lo = UINT64_MAX, hi = 0;
+
+	assert_true(a && b && scratch && m <= 24);
+	fill(a, n, sh, &seed);
+	for (size_t i = 0; i < n; i++) {
+		lo = a[i] < lo ? a[i] : lo;
+		hi = a[i] > hi ? a[i] : hi;
+	}
+	memcpy(b, a, n * sizeof(*a));
+	qsort(b, n, sizeof(*b), cmp);
+	for (size_t j = 0; j < m; j++)
+		ranks[j] = rnd(&seed) % n;
+	qsort(ranks, m, sizeof(*ranks), cmp);
+	if (m > 1)
+		ranks[m - 1] = n - 1;   /* the ends too */
+	if (m)
+		ranks[0] = 0;
+	assert_int_equal(pt_select_u64(a, n, lo, hi, ranks, m, got, seed % 2 ? scratch : NULL), 0);
+	for (size_t j = 0; j < m; j++)
+		if (got[j] != b[ranks[j]])
+			fail_msg("n %zu shape %d: rank %llu is %llu, not %llu", n, (int)sh,
+				 (unsigned long long)ranks[j], (unsigned long long)got[j],
+				 (unsigned long long)b[ranks[j]]);
+	free(a);
+	free(b);
+	free(scratch);
+}
+
+static void test_select_against_sort(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 31, 32, 33, 100, 1000, 4097, 70000 };
+	uint64_t seed = 7, two[2] = { 5, 6 }, r2[2] = { 1, 0 }, out[25];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		for (int sh = 0; sh < SHAPES; sh++)
+			check_select(sizes[k], (enum shape)sh, 1 + (size_t)(rnd(&seed) % 24), seed + k);
+	for (int run = 0; run < 300; run++)
+		check_select(1 + (size_t)(rnd(&seed) % 5000), (enum shape)(rnd(&seed) % SHAPES),
+			     (size_t)(rnd(&seed) % 25), rnd(&seed) | 1);
+	/* refused: a rank past the end, ranks out of order, too many */
+	assert_int_equal(pt_select_u64(two, 1, 5, 5, r2, 1, out, NULL), -EINVAL);
+	assert_int_equal(pt_select_u64(two, 2, 5, 6, r2, 2, out, NULL), -EINVAL);
+	assert_int_equal(pt_select_u64(two, 2, 5, 6, r2 + 1, 1, out, NULL), 0);
+	assert_int_equal(out[0], 5);
+	assert_int_equal(pt_select_u64(two, 2, 5, 6, out, 25, out, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_random_runs),
 		cmocka_unit_test(test_scratch_bounds),
 		cmocka_unit_test(test_stats_against_oracle),
+		cmocka_unit_test(test_select_against_sort),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
