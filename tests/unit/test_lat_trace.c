@@ -61,7 +61,7 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
 	struct wrt_config cfg;
 	struct pt_loop l;
-	struct fake *f = fake_new(&l, 1, kind_op[k], iters, false);
+	struct fake *f = fake_new_lat(&l, kind_op[k], iters, false);
 	char err[256];
 	int rc;
 
@@ -77,9 +77,6 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "lat-trace-test", "", err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 
-	l.opt.lat = true;
-	f->per_iteration = true;
-	f->run.tx_depth = 1;
 	f->run.cq_mod = 1;
 	if (k == K_SEND) {
 		f->echo = true;
@@ -189,15 +186,12 @@ static void test_read_lat_duration(void **state)
 	for (int traced = 0; traced < 2; traced++) {
 		struct pt_loop l;
 		struct pt_lat_meas m;
-		struct fake *f = fake_new(&l, 1, IBV_WR_RDMA_READ, 0, false);
+		struct fake *f = fake_new_lat(&l, IBV_WR_RDMA_READ, 0, false);
 		struct wrt *w = NULL;
 
-		l.opt.lat = true;
 		l.opt.duration = true;
 		l.opt.duration_s = 1;
 		l.opt.margin_s = 0;
-		f->per_iteration = true;
-		f->run.tx_depth = 1;
 		f->run.cq_mod = 1;
 		if (traced) {
 			assert_int_equal(wrt_config_parse("x.csv:max=100000", &cfg, err, sizeof(err)), 0);
