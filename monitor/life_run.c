@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgpath.h"
+#include "cli_common.h"
 #include "conntable.h"
 #include "env.h"
 #include "lifecycle.h"
@@ -51,18 +51,6 @@ struct life_ctx {
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("rdmamon: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
 
 int rm_life_is_view(const char *name)
 {
@@ -129,15 +117,9 @@ static void parse(int argc, char **argv, struct life_opts *o)
 	rm_life_filter_init(&o->f);
 	o->conns = strcmp(argv[0], "conns") == 0;
 	while ((c = getopt_long(argc, argv, "i:c:jh", lo, NULL)) != -1) {
+		if (rm_opt_interval_count(c, optarg, &o->interval, &o->count))
+			continue;
 		switch (c) {
-		case 'i':
-			if (rm_interval_parse(optarg, &o->interval))
-				die("-i: '%s' is not a number of seconds in 0.1..3600", optarg);
-			break;
-		case 'c':
-			if (rm_count_parse(optarg, &o->count))
-				die("-c: '%s' is not a positive count", optarg);
-			break;
 		case 'p':
 			errno = 0;
 			o->f.pid = strtol(optarg, &end, 10);
@@ -157,8 +139,7 @@ static void parse(int argc, char **argv, struct life_opts *o)
 		default: usage(stderr); exit(1);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s'", argv[optind]);
+	rm_opt_no_operands(argc, argv);
 	if ((!o->conns) && o->count)
 		die("-c is for the conns view");
 }

@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "cgpath.h"
+#include "cli_common.h"
 #include "env.h"
 #include "life_run.h"
 #include "metrics.h"
@@ -55,18 +55,6 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
  * switch of bench/monitor-overhead (what happens meanwhile is not seen). */
 static volatile sig_atomic_t want_hooks = 1;
 static void on_toggle(int sig) { want_hooks = sig == SIGUSR2; }
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("rdmamon: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
 
 static void usage(FILE *f)
 {
@@ -108,15 +96,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		argc--;
 	}
 	while ((c = getopt_long(argc, argv, "i:c:jh", lo, NULL)) != -1) {
+		if (rm_opt_interval_count(c, optarg, &o->interval, &o->count))
+			continue;
 		switch (c) {
-		case 'i':
-			if (rm_interval_parse(optarg, &o->interval))
-				die("-i: '%s' is not a number of seconds in 0.1..3600", optarg);
-			break;
-		case 'c':
-			if (rm_count_parse(optarg, &o->count))
-				die("-c: '%s' is not a positive count", optarg);
-			break;
 		case 'j': o->json = 1; break;
 		case 'r': o->cgroot = optarg; break;
 		case 'l': o->listen = optarg; break;
@@ -124,8 +106,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		default: usage(stderr); exit(1);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s'", argv[optind]);
+	rm_opt_no_operands(argc, argv);
 }
 
 /* --- hooks ---------------------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Bandwidth rows shared by every BW tool: the local row, the -b sum after
  * the report exchange (docs/wire-protocol.md §8), --run_infinitely's periodic rows, and
- * the partial row of an interrupted run. */
+ * the partial row of an interrupted run; and one size's receives and timed
+ * run, the same in send_bw.c and rdma_bw.c. */
 #include <errno.h>
 #include <stdio.h>
 #include "perftest/engine/engine.h"
@@ -142,4 +143,36 @@ void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m)
 	else
 		pt_session_bw_row(c, &r);
 	fflush(stdout);
+}
+
+int pt_bw_post_receives(struct pt_ctx *c, const struct pt_loop *l)
+{
+	for (int i = 0; i < c->res.num_qps; i++) {
+		c->res.qps[i].recv_posted = 0;
+		if (pt_post_recv(l, i, pt_recv_prepost(c)))
+			return -1;
+	}
+	return 0;
+}
+
+int pt_bw_run_one(struct pt_ctx *c, const struct pt_loop *l, bool sender, bool receiver,
+		  bool xchg, struct pt_bw_result *local)
+{
+	struct pt_bw_meas m = { 0 };
+	int rc;
+
+	if (sender && receiver)
+		rc = pt_run_bw_bidir(l, &m);
+	else if (sender)
+		rc = pt_run_bw_send(l, &m);
+	else
+		rc = pt_run_bw_recv(l, &m);
+	if (!rc && !c->p->traffic.run_infinitely)
+		rc = pt_bw_report(c, &m, sender, xchg, local);
+	else if (m.interrupted)
+		pt_bw_partial(c, &m);
+	if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
+		rc = -1;
+	pt_bw_meas_free(&m);
+	return rc;
 }

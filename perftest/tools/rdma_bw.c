@@ -14,32 +14,19 @@
 #include "perftest/engine/memory.h"
 #include "tool.h"
 
-/* WRITE_IMM receivers: each write consumes one receive, posted up front. */
-static int post_receives(struct pt_ctx *c, const struct pt_loop *l)
-{
-	for (int i = 0; i < c->res.num_qps; i++) {
-		c->res.qps[i].recv_posted = 0;
-		if (pt_post_recv(l, i, pt_recv_prepost(c)))
-			return -1;
-	}
-	return 0;
-}
-
 /* posted: the first size's receives went before the K0 after the keys. */
 static int run_one_size(struct pt_ctx *c, bool sender, bool receiver, bool duplex,
 			bool posted, struct pt_bw_result *last)
 {
 	const struct pt_params *p = c->p;
-	struct pt_bw_meas m = { 0 };
 	struct pt_loop l;
 	bool warm_recv = receiver && p->traffic.warm_up;   /* the peer's warm-up writes */
-	int rc;
 
 	pt_bw_loop_view(c, &l);
 	/* with the peer's warm-up writes coming, our receives go first (with
 	 * -b both sides warm up: neither may wait for the other's receives) */
 	if (warm_recv && !posted) {
-		if (post_receives(c, &l))
+		if (pt_bw_post_receives(c, &l))
 			return -1;
 		posted = true;
 	}
@@ -48,24 +35,11 @@ static int run_one_size(struct pt_ctx *c, bool sender, bool receiver, bool duple
 		return -1;
 	if (warm_recv && pt_run_bw_warm_up_recv(&l, pt_recv_prepost(c)))
 		return -1;
-	if (pt_trace_begin(c, sender, receiver) || (receiver && !posted && post_receives(c, &l)) ||
-	    (duplex && pt_session_barrier(c)))
+	if (pt_trace_begin(c, sender, receiver) ||
+	    (receiver && !posted && pt_bw_post_receives(c, &l)) || (duplex && pt_session_barrier(c)))
 		return -1;
 	/* Debian's 6.06 has no barrier after a duplex run: the report follows. */
-	if (sender && receiver)
-		rc = pt_run_bw_bidir(&l, &m);
-	else if (sender)
-		rc = pt_run_bw_send(&l, &m);
-	else
-		rc = pt_run_bw_recv(&l, &m);
-	if (!rc && !p->traffic.run_infinitely)
-		rc = pt_bw_report(c, &m, sender, duplex, last);
-	else if (m.interrupted)
-		pt_bw_partial(c, &m);
-	if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
-		rc = -1;
-	pt_bw_meas_free(&m);
-	return rc;
+	return pt_bw_run_one(c, &l, sender, receiver, duplex, last);
 }
 
 /* The non-duplex server: wait for the client, then print its numbers. */
@@ -141,7 +115,7 @@ int pt_rdma_bw_flow(struct pt_ctx *c)
 	/* a duplex run has a K0 of its own before it; else this one guards the receives */
 	if (receiver && !duplex) {
 		pt_bw_loop_view(c, &l);
-		if (post_receives(c, &l))
+		if (pt_bw_post_receives(c, &l))
 			return PT_EXIT_FAIL;
 		posted = true;
 	}

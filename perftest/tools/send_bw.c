@@ -17,37 +17,13 @@ static bool bidir_xchg(const struct pt_ctx *c)
 
 static int run_one_size(struct pt_ctx *c, bool sender, bool receiver)
 {
-	const struct pt_params *p = c->p;
-	struct pt_bw_meas m = { 0 };
 	struct pt_loop l;
-	uint64_t pre = pt_recv_prepost(c);
-	int rc;
 
 	pt_bw_loop_view(c, &l);
-	if (pt_trace_begin(c, sender, receiver))
+	if (pt_trace_begin(c, sender, receiver) || (receiver && pt_bw_post_receives(c, &l)) ||
+	    pt_session_barrier(c))
 		return -1;
-	if (receiver)
-		for (int i = 0; i < c->res.num_qps; i++) {
-			c->res.qps[i].recv_posted = 0;
-			if (pt_post_recv(&l, i, pre))
-				return -1;
-		}
-	if (pt_session_barrier(c))
-		return -1;
-	if (sender && receiver)
-		rc = pt_run_bw_bidir(&l, &m);
-	else if (sender)
-		rc = pt_run_bw_send(&l, &m);
-	else
-		rc = pt_run_bw_recv(&l, &m);
-	if (!rc && !p->traffic.run_infinitely)
-		rc = pt_bw_report(c, &m, sender, bidir_xchg(c), NULL);
-	else if (m.interrupted)
-		pt_bw_partial(c, &m);
-	if (pt_trace_end(rc || pt_interrupted ? -1 : 0, m.elapsed_ns))
-		rc = -1;
-	pt_bw_meas_free(&m);
-	return rc;
+	return pt_bw_run_one(c, &l, sender, receiver, bidir_xchg(c), NULL);
 }
 
 /* --connectionless: attach, receive, report; no peer, no OOB (docs/upstream-behaviour.md §4.1). */

@@ -35,6 +35,14 @@ bool pt_bw_limits_failed(void);
 void pt_bw_loop_view(struct pt_ctx *c, struct pt_loop *l);
 /* An interrupted run (m->interrupted): what was measured, marked partial. */
 void pt_bw_partial(struct pt_ctx *c, const struct pt_bw_meas *m);
+/* Each QP's receives for one run (pt_recv_prepost), its count restarted;
+ * 0 or -1. */
+int pt_bw_post_receives(struct pt_ctx *c, const struct pt_loop *l);
+/* One size's timed run in the directions given (both: -b), then its row
+ * (pt_bw_report, peak when sending, with xchg and local) or the partial row
+ * of an interrupted run; the trace ends either way. 0 or -1. */
+int pt_bw_run_one(struct pt_ctx *c, const struct pt_loop *l, bool sender, bool receiver,
+		  bool xchg, struct pt_bw_result *local);
 
 int pt_send_bw_flow(struct pt_ctx *c);
 int pt_send_lat_flow(struct pt_ctx *c);

@@ -79,6 +79,10 @@ struct wrp_ctx *wrp_ctx_of(struct ibv_context *ctx)
 
 /* -------------------------------------------------------- ctx->ops -- */
 
+/* A send or receive WR's bytes (wrp_sge_bytes); num_sge is an int there,
+ * and a negative one counts none. */
+#define wr_bytes(wr) wrp_sge_bytes((wr)->sg_list, (wr)->num_sge > 0 ? (size_t)(wr)->num_sge : 0)
+
 /* A patched pointer is only ever installed on a context in the table. */
 int wrp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -94,15 +98,9 @@ int wrp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	rc = c->post_send(qp, wr, bad);
 	s = wrp_slot_of_qp(qp);
 	stop = rc ? *bad : NULL;
-	for (; s && wr && wr != stop; wr = wr->next) {
-		uint64_t bytes = 0;
-
-		for (int i = 0; i < wr->num_sge; i++)
-			bytes += wr->sg_list[i].length;
-		wrp_emit_post(s, pt_plugin_op_of_wr(wr->opcode), wr->wr_id,
-			      bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes,
+	for (; s && wr && wr != stop; wr = wr->next)
+		wrp_emit_post(s, pt_plugin_op_of_wr(wr->opcode), wr->wr_id, wr_bytes(wr),
 			      s->sig_all || (wr->send_flags & IBV_SEND_SIGNALED), false, t);
-	}
 	return rc;
 }
 
@@ -120,14 +118,8 @@ int wrp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 	rc = c->post_recv(qp, wr, bad);
 	s = wrp_slot_of_qp(qp);
 	stop = rc ? *bad : NULL;
-	for (; s && wr && wr != stop; wr = wr->next) {
-		uint64_t bytes = 0;
-
-		for (int i = 0; i < wr->num_sge; i++)
-			bytes += wr->sg_list[i].length;
-		wrp_emit_post(s, PT_PLUGIN_OP_RECV, wr->wr_id,
-			      bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes, true, true, t);
-	}
+	for (; s && wr && wr != stop; wr = wr->next)
+		wrp_emit_post(s, PT_PLUGIN_OP_RECV, wr->wr_id, wr_bytes(wr), true, true, t);
 	return rc;
 }
 

@@ -150,6 +150,17 @@ void wrp_run_finish(void);
 int wrp_setup(const char *spec);
 void wrp_teardown(void);
 
+/* A WR's bytes: its scatter/gather list's lengths, at most UINT32_MAX (the
+ * row's field). Inline: every post of both post APIs counts them. */
+static inline uint32_t wrp_sge_bytes(const struct ibv_sge *sg, size_t n)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bytes += sg[i].length;
+	return bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+}
+
 /* preload_qpx.c */
 /* Install our builders on qpx (idempotent; after ibv_modify_qp too, as
  * mlx5 rewrites wr_complete on every transition to RTS or RESET). */

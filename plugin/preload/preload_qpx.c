@@ -119,13 +119,7 @@ static void w_wr_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint
 }
 static void w_wr_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *sg)
 {
-	uint64_t sum = 0;
-
-	S;
-	for (size_t i = 0; i < n; i++)
-		sum += sg[i].length;
-	set_bytes(s, sum);
-	s->orig.wr_set_sge_list(q, n, sg);
+	S; set_bytes(s, wrp_sge_bytes(sg, n)); s->orig.wr_set_sge_list(q, n, sg);
 }
 static void w_wr_start(struct ibv_qp_ex *q)
 {

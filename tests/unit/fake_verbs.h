@@ -436,6 +436,19 @@ static inline struct fake *fake_new(struct pt_loop *l, int nqp, enum ibv_wr_opco
 	return f;
 }
 
+/* A latency client's fake, as the latency tools run: one QP, every WR
+ * number 0 of its iteration, one WR in flight (tx_depth 1). */
+static inline struct fake *fake_new_lat(struct pt_loop *l, enum ibv_wr_opcode op, uint64_t iters,
+					bool qpx)
+{
+	struct fake *f = fake_new(l, 1, op, iters, qpx);
+
+	l->opt.lat = true;
+	f->per_iteration = true;
+	f->run.tx_depth = 1;
+	return f;
+}
+
 static inline void fake_free(struct fake *f)
 {
 	pt_interrupted = 0;

@@ -24,6 +24,7 @@
 #include "plugin/hooks/hooks.h"
 #include "plugin/recorder/wrtrace.h"
 #include "fake_verbs.h"
+#include "recorder_compare.h"
 #include "recorder_plugin.h"
 
 enum kind { K_SEND, K_WRITE, K_READ, K_ATOMIC };
@@ -60,7 +61,7 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
 	struct wrt_config cfg;
 	struct pt_loop l;
-	struct fake *f = fake_new(&l, 1, kind_op[k], iters, false);
+	struct fake *f = fake_new_lat(&l, kind_op[k], iters, false);
 	char err[256];
 	int rc;
 
@@ -76,9 +77,6 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "lat-trace-test", "", err, sizeof(err)), 0);
 	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 
-	l.opt.lat = true;
-	f->per_iteration = true;
-	f->run.tx_depth = 1;
 	f->run.cq_mod = 1;
 	if (k == K_SEND) {
 		f->echo = true;
@@ -130,35 +128,6 @@ static void times_stamped(const struct traced *t, enum kind k, uint64_t iters)
 	assert_int_equal(recvs, k == K_SEND ? iters : 0);
 }
 
-/* Same rows, order and counts, times apart. */
-static void same_but_times(struct wrt *x, struct wrt *y)
-{
-	const struct wrt_meta *ma = wrt_meta(x), *mb = wrt_meta(y);
-	const struct wrt_rec *a, *b;
-	uint64_t na, nb;
-
-	a = wrt_records(x, &na);
-	b = wrt_records(y, &nb);
-	assert_int_equal(na, nb);
-	for (uint64_t i = 0; i < na; i++) {
-		assert_int_equal(a[i].qp, b[i].qp);
-		assert_int_equal(a[i].seq, b[i].seq);
-		assert_int_equal(a[i].wr_id, b[i].wr_id);
-		assert_int_equal(a[i].bytes, b[i].bytes);
-		assert_int_equal(a[i].opcode, b[i].opcode);
-		assert_int_equal(a[i].status, b[i].status);
-		assert_int_equal(a[i].flags, b[i].flags);
-		assert_int_equal(!a[i].t_comp, !b[i].t_comp);
-	}
-	assert_int_equal(ma->wrs, mb->wrs);
-	assert_int_equal(ma->recorded, mb->recorded);
-	assert_int_equal(ma->dropped, mb->dropped);
-	assert_int_equal(ma->unmatched, mb->unmatched);
-	assert_int_equal(ma->incomplete, mb->incomplete);
-	assert_int_equal(ma->recv_pending, mb->recv_pending);
-	assert_int_equal(ma->errors, mb->errors);
-}
-
 static void check_kind(enum kind k)
 {
 	const uint64_t iters = 300;
@@ -170,7 +139,7 @@ static void check_kind(enum kind k)
 	for (uint64_t few_max = 3; few_max < 9; few_max++) {
 		traced_run(k, "x.csv", few_max, iters, &few);
 		times_stamped(&few, k, iters);
-		same_but_times(none.w, few.w);
+		recorders_agree(none.w, few.w, false);
 		wrt_free(few.w);
 		pt_lat_meas_free(&few.m);
 	}
@@ -185,8 +154,8 @@ static void check_kind(enum kind k)
 	times_stamped(&all, k, iters);
 	times_stamped(&few, k, iters);
 	times_stamped(&none, k, iters);
-	same_but_times(none.w, all.w);
-	same_but_times(none.w, few.w);
+	recorders_agree(none.w, all.w, false);
+	recorders_agree(none.w, few.w, false);
 	wrt_free(all.w);
 	wrt_free(few.w);
 	wrt_free(none.w);
@@ -217,15 +186,12 @@ static void test_read_lat_duration(void **state)
 	for (int traced = 0; traced < 2; traced++) {
 		struct pt_loop l;
 		struct pt_lat_meas m;
-		struct fake *f = fake_new(&l, 1, IBV_WR_RDMA_READ, 0, false);
+		struct fake *f = fake_new_lat(&l, IBV_WR_RDMA_READ, 0, false);
 		struct wrt *w = NULL;
 
-		l.opt.lat = true;
 		l.opt.duration = true;
 		l.opt.duration_s = 1;
 		l.opt.margin_s = 0;
-		f->per_iteration = true;
-		f->run.tx_depth = 1;
 		f->run.cq_mod = 1;
 		if (traced) {
 			assert_int_equal(wrt_config_parse("x.csv:max=100000", &cfg, err, sizeof(err)), 0);

@@ -575,13 +575,10 @@ static void test_lat_send_pingpong(void **state)
 	struct pt_loop l;
 	struct pt_lat_meas m;
 	const uint64_t iters = 200;
-	struct fake *f = fake_new(&l, 1, IBV_WR_SEND, iters, false);
+	struct fake *f = fake_new_lat(&l, IBV_WR_SEND, iters, false);
 
 	(void)state;
-	l.opt.lat = true;
 	f->echo = true;
-	f->per_iteration = true;
-	f->run.tx_depth = 1;
 	assert_int_equal(pt_post_recv(&l, 0, 4), 0);
 	assert_int_equal(pt_run_lat_send(&l, &m), 0);
 	assert_int_equal(m.n, iters);
@@ -608,14 +605,11 @@ static void test_lat_imm_pingpong(void **state)
 		struct pt_loop l;
 		struct pt_lat_meas m;
 		char err[1024];
-		struct fake *f = fake_new(&l, 1, ops[k % 2], 100, k % 2);
+		struct fake *f = fake_new_lat(&l, ops[k % 2], 100, k % 2);
 
-		l.opt.lat = true;
 		l.opt.imm = true;
 		f->echo = true;
 		f->imm_in = k < 2;
-		f->per_iteration = true;
-		f->run.tx_depth = 1;
 		assert_int_equal(pt_post_recv(&l, 0, 4), 0);
 		if (f->imm_in) {
 			assert_int_equal(pt_run_lat_send(&l, &m), 0);
@@ -637,13 +631,10 @@ static void test_lat_write_pingpong(void **state)
 	struct pt_loop l;
 	struct pt_lat_meas m;
 	const uint64_t iters = 150;
-	struct fake *f = fake_new(&l, 1, IBV_WR_RDMA_WRITE, iters, false);
+	struct fake *f = fake_new_lat(&l, IBV_WR_RDMA_WRITE, iters, false);
 
 	(void)state;
-	l.opt.lat = true;
 	f->echo_write = true;
-	f->per_iteration = true;
-	f->run.tx_depth = 1;
 	f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
 	assert_int_equal(pt_run_lat_write(&l, &m), 0);
 	assert_int_equal(m.n, iters);

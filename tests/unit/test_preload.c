@@ -382,6 +382,19 @@ static void hw_finish(struct ibv_context *ctx, char *path, struct wrt_trace *t)
 	unlink(path);
 }
 
+/* A WR's bytes, both post APIs: the list's sum, saturated at the row's 32 bits. */
+static void test_sge_bytes(void **unused)
+{
+	const struct ibv_sge two[2] = { { .length = 64 }, { .length = 4032 } };
+	const struct ibv_sge big[2] = { { .length = UINT32_MAX }, { .length = 1 } };
+
+	(void)unused;
+	assert_int_equal(wrp_sge_bytes(two, 2), 4096);
+	assert_int_equal(wrp_sge_bytes(two, 1), 64);
+	assert_int_equal(wrp_sge_bytes(two, 0), 0);
+	assert_int_equal(wrp_sge_bytes(big, 2), UINT32_MAX);
+}
+
 /* The device stamps CQEs: ibv_create_cq becomes an ex-CQ through the saved
  * create_cq_ex, ibv_poll_cq on it gives ibv_poll_cq's results from the ex
  * API, each row carries its NIC time, and the fit splits the latency. */
@@ -783,6 +796,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mock_context),
+		cmocka_unit_test(test_sge_bytes),
 		cmocka_unit_test(test_hwts_upgrade),
 		cmocka_unit_test(test_hwts_fallback),
 		cmocka_unit_test_setup_teardown(test_hwts_mlx5_clock_info, save_lookup, restore_lookup),

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "plugin/hooks/hooks.h"
+#include "recorder_compare.h"
 #include "recorder_plugin.h"
 #include "wrtrace_harness.h"
 
@@ -83,38 +84,6 @@ static void play(struct wrt *w, const struct ev *e, size_t n, uint32_t one_perio
 	}
 }
 
-/* Two recorders kept the same rows, in the same order, and the same counts. */
-static void same_records(struct wrt *x, struct wrt *y)
-{
-	const struct wrt_meta *ma = wrt_meta(x), *mb = wrt_meta(y);
-	const struct wrt_rec *a, *b;
-	uint64_t na, nb;
-
-	a = wrt_records(x, &na);
-	b = wrt_records(y, &nb);
-	assert_int_equal(na, nb);
-	for (uint64_t i = 0; i < na; i++) {
-		assert_int_equal(a[i].qp, b[i].qp);
-		assert_int_equal(a[i].seq, b[i].seq);
-		assert_int_equal(a[i].wr_id, b[i].wr_id);
-		assert_int_equal(a[i].t_post, b[i].t_post);
-		assert_int_equal(a[i].t_comp, b[i].t_comp);
-		assert_int_equal(a[i].hw_ns, b[i].hw_ns);
-		assert_int_equal(a[i].bytes, b[i].bytes);
-		assert_int_equal(a[i].opcode, b[i].opcode);
-		assert_int_equal(a[i].status, b[i].status);
-		assert_int_equal(a[i].flags, b[i].flags);
-	}
-	assert_int_equal(ma->wrs, mb->wrs);
-	assert_int_equal(ma->recorded, mb->recorded);
-	assert_int_equal(ma->dropped, mb->dropped);
-	assert_int_equal(ma->untracked, mb->untracked);
-	assert_int_equal(ma->unmatched, mb->unmatched);
-	assert_int_equal(ma->incomplete, mb->incomplete);
-	assert_int_equal(ma->recv_pending, mb->recv_pending);
-	assert_int_equal(ma->errors, mb->errors);
-}
-
 /* The script on eight recorders: the FIFO path (nodefer) with post events
  * only, the reference; the FIFO path with post_one for the plain WRs; and
  * deferred rows on a send+receive run and on a send-only run, each with
@@ -161,7 +130,7 @@ static void same_as_fifo(const struct ev *e, size_t n, uint32_t qps, uint64_t it
 		end(w[k]);
 	}
 	for (int k = 1; k < NV; k++)
-		same_records(w[0], w[k]);
+		recorders_agree(w[0], w[k], true);
 	for (int k = 0; k < NV; k++)
 		wrt_free(w[k]);
 }
@@ -524,7 +493,7 @@ static uint64_t pairs_same(const struct ev *e, size_t n, uint32_t op, bool recvs
 	assert_int_equal(via_hooks(w[3], &in, e, n), n);   /* no pairs: every event a call */
 	for (int k = 0; k < 4; k++) {
 		print_message("pairs: recorder %d\n", k);
-		same_records(ref, w[k]);
+		recorders_agree(ref, w[k], true);
 		wrt_free(w[k]);
 	}
 	wrt_free(ref);
