@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "select_u64.h"
+#include "sort_u64.h"
 
-#define SMALL 32u          /* at most this many values: an insertion sort */
+#define SMALL 32u          /* at most this many values: sorted */
 #define MAX_BITS 11u       /* at most 2048 buckets a level (8 KiB of counts) */
 #define MAX_RANKS 24u      /* ranks in one call */
 #define NONE UINT32_MAX    /* a bucket that holds no wanted rank */
@@ -19,18 +20,6 @@
 static unsigned bits_of(uint64_t v)
 {
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
-}
-
-static void insertion_sort(uint64_t *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		uint64_t v = a[i];
-		size_t j = i;
-
-		for (; j > 0 && a[j - 1] > v; j--)
-			a[j] = a[j - 1];
-		a[j] = v;
-	}
 }
 
 /* A bucket that holds wanted ranks: where its values go (the offset of its
@@ -50,8 +39,8 @@ static void select_level(uint64_t *a, size_t n, uint64_t lo, unsigned width, con
 	unsigned b, s;
 
 	if (width == 0 || n <= SMALL) {
-		if (width)
-			insertion_sort(a, n);
+		if (width)   /* below sort_u64's SMALL: an insertion sort */
+			pt_sort_u64(a, n, NULL);
 		for (size_t k = 0; k < m; k++)
 			out[k] = width ? a[r[k]] : lo;
 		return;

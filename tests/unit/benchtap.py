@@ -19,6 +19,17 @@ class Skip(Exception):
     """Raised by a case that cannot run here; reported as TAP SKIP."""
 
 
+def load_script(name, module):
+    """bench/NAME (a script without .py) as a module named module."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(module, os.path.join(TOP_SRC, "bench", name))
+    spec = importlib.util.spec_from_loader(module, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
 def case(fn):
     _cases.append(fn)
     return fn

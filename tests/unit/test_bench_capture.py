@@ -6,20 +6,14 @@ lossless rate of each capturer and their ratio (a lower bound when rdmacap
 held the top rate, or when tcpdump lost at every rate), the CPU ratio at the
 highest rate both held and its median over those rates."""
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchtap import TOP_SRC, case, eq, run  # noqa: E402
+from benchtap import case, load_script, eq, run  # noqa: E402
 
-_path = os.path.join(TOP_SRC, "bench", "capture-vs-tcpdump")
-_loader = importlib.machinery.SourceFileLoader("capture_vs_tcpdump", _path)
-_spec = importlib.util.spec_from_loader("capture_vs_tcpdump", _loader)
-cvt = importlib.util.module_from_spec(_spec)
-_loader.exec_module(cvt)
+cvt = load_script("capture-vs-tcpdump", "capture_vs_tcpdump")
 
 
 def row(lost, us, gen):

@@ -6,20 +6,14 @@ ratio and the added cost are medians over the ABBA rounds; hooked calls come
 from rdmamon's counts, or with --bare from the programs' hits; an --icount
 lab prints instructions, not us; no hooked call with stats on is an error."""
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchtap import TOP_SRC, case, eq, raises, run  # noqa: E402
+from benchtap import case, load_script, eq, raises, run  # noqa: E402
 
-_path = os.path.join(TOP_SRC, "bench", "monitor-overhead")
-_loader = importlib.machinery.SourceFileLoader("monitor_overhead", _path)
-_spec = importlib.util.spec_from_loader("monitor_overhead", _loader)
-mo = importlib.util.module_from_spec(_spec)
-_loader.exec_module(mo)
+mo = load_script("monitor-overhead", "monitor_overhead")
 # the built programs it checks for: any file that exists will do
 mo.QP_CYCLE = mo.RDMAMON = type(mo.QP_CYCLE)(sys.executable)
 
