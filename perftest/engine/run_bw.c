@@ -263,15 +263,19 @@ static inline __attribute__((always_inline)) int post_window_as(const struct pt_
 		       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
 			uint64_t t = PT_HOOK_NOW, first = q->posted;
 
-			/* the SW rate limiter; off, a NULL test that always goes one way */
-			if (__builtin_expect(pace != NULL, 0) && !pt_pacer_allow(pace, pl, pt_now_ns()))
-				return 0;
-			/* one clock read for the peak and the hooks */
-			if (m->peak || hooks) {
+			/* the SW rate limiter; off, a NULL test that always goes one
+			 * way. Its time is the post's stamp: a stamp read apart could
+			 * fall a descheduling later than the pacer's decision and
+			 * shorten the paced run's measured span (test_pace). */
+			if (__builtin_expect(pace != NULL, 0)) {
 				t = pt_now_ns();
-				if (m->peak && pt_bw_peak_post(m->peak, t))
-					return peak_nomem();
+				if (!pt_pacer_allow(pace, pl, t))
+					return 0;
+			} else if (m->peak || hooks) {   /* one clock read for the peak and the hooks */
+				t = pt_now_ns();
 			}
+			if (m->peak && pt_bw_peak_post(m->peak, t))
+				return peak_nomem();
 			if (pt_post_send(l, i, pl, iters))
 				return -1;
 			PT_PROBE_POST(i, q->qp->qp_num, first, pl, pt_wrid(i, first), t ? t : pt_now_ns());

@@ -2,7 +2,7 @@
 /* The BW report R (docs/wire-protocol.md §8): five big-endian fields from the
  * peer, the check that refuses nonsense, then what -b does with accepted
  * figures: sum with ours, print, add to JSON.
- * fuzz-sources: perftest/wire/wire.c perftest/report/results.c perftest/report/sort_u64.c perftest/report/bw_peak.c perftest/report/bw_peak_general.c perftest/report/report.c perftest/report/json.c perftest/report/verdict.c
+ * fuzz-sources: perftest/wire/wire.c perftest/report/results.c perftest/report/sort_u64.c perftest/report/select_u64.c perftest/report/bw_peak.c perftest/report/bw_peak_general.c perftest/report/report.c perftest/report/json.c perftest/report/verdict.c
  * fuzz-libs: -ljansson -lm
  * fuzz-flags: -max_len=64
  *
