@@ -472,8 +472,9 @@ static void test_bw_poll_batch(void **state)
 	f->echo = true;
 	assert_int_equal(pt_run_bw_bidir(&l, &m), 0);
 	assert_int_equal(f->poll_min[0], 40000);
-	assert_int_equal(f->poll_max[1], 40000);
-	assert_int_equal(f->poll_min[1], 40000);
+	/* the receive side asks at most for what it still wants (poll_recv) */
+	assert_int_equal(f->poll_max[1], 400 * NQP);
+	assert_true(f->poll_min[1] >= 1);
 	pt_bw_meas_free(&m);
 	fake_free(f);
 
@@ -528,8 +529,11 @@ static void test_bw_warm_up(void **state)
 
 /* --perform_warm_up --write_with_imm, the receiver: the peer's warm-up
  * writes (tx_depth per QP) are consumed and their receives reposted, so the
- * run starts with its preposted receives and counts exactly its own. */
-static void test_bw_warm_up_recv(void **state)
+ * run starts with its preposted receives and counts exactly its own.
+ * early: the run's first writes are already in the CQ behind the warm-up's
+ * when the warm-up pass polls (a receiver that lags, as in a loaded lab):
+ * the pass takes the warm-up's completions and not one more. */
+static void warm_up_recv(bool early)
 {
 	struct pt_loop l;
 	struct pt_bw_meas m;
@@ -537,9 +541,12 @@ static void test_bw_warm_up_recv(void **state)
 	struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE_WITH_IMM, iters, false);
 	uint64_t pre = (uint64_t)f->run.rx_depth, warm;
 
-	(void)state;
 	l.opt.imm = true;
 	f->imm_in = 1;
+	/* a batch that does not divide the warm-up's count: its last poll
+	 * could reach past it */
+	l.opt.poll_batch = 50;
+	l.opt.poll_dynamic = false;
 	warm = pt_warm_up_iters(&l);
 	for (int i = 0; i < NQP; i++)
 		assert_int_equal(pt_post_recv(&l, i, pre), 0);
@@ -547,15 +554,20 @@ static void test_bw_warm_up_recv(void **state)
 	for (int i = 0; i < NQP; i++)
 		for (uint64_t k = 0; k < warm; k++)
 			deliver(f, i);
+	/* the run's writes: the outstanding receives (those beyond wait for
+	 * their reposts), then each as reposted */
+	for (int i = 0; early && i < NQP; i++)
+		for (uint64_t k = 0; k < pre; k++)
+			deliver(f, i);
 	assert_int_equal(pt_run_bw_warm_up_recv(&l, pre), 0);
 	assert_int_equal(f->recvs, (pre + warm) * NQP);   /* each warm-up receive reposted */
 	for (int i = 0; i < NQP; i++) {
 		assert_int_equal(f->qps[i].received, warm);
 		assert_int_equal(f->qps[i].recv_posted, pre);   /* as if just preposted */
-		assert_int_equal(f->rtail[i] - f->rhead[i], pre);   /* all outstanding */
+		if (!early)
+			assert_int_equal(f->rtail[i] - f->rhead[i], pre);   /* all outstanding */
 	}
-	/* the run's writes: the outstanding receives, then each as reposted */
-	for (int i = 0; i < NQP; i++)
+	for (int i = 0; !early && i < NQP; i++)
 		for (uint64_t k = 0; k < pre; k++)
 			deliver(f, i);
 	f->arrive = true;
@@ -566,6 +578,18 @@ static void test_bw_warm_up_recv(void **state)
 		assert_int_equal(f->qps[i].received, iters);
 	pt_bw_meas_free(&m);
 	fake_free(f);
+}
+
+static void test_bw_warm_up_recv(void **state)
+{
+	(void)state;
+	warm_up_recv(false);
+}
+
+static void test_bw_warm_up_recv_early(void **state)
+{
+	(void)state;
+	warm_up_recv(true);
 }
 
 /* send_lat's client: ping, wait for the send, wait for the pong; every
@@ -772,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_bw_poll_batch),
 		cmocka_unit_test(test_bw_warm_up),
 		cmocka_unit_test(test_bw_warm_up_recv),
+		cmocka_unit_test(test_bw_warm_up_recv_early),
 		cmocka_unit_test(test_bw_recv_post_list),
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_post_list_regressions),
