@@ -323,13 +323,13 @@ static double real_loop(uint64_t iters, uint32_t run, bool traced_run)
  * the hooks and the recorder's calls in the loop, not its run start or
  * end), hooks off and with the recorder: two run lengths, so what a run
  * costs once cancels (issue 21's "--trace adds <= 20 per WR"). The BW peak
- * tracker (perftest/report/bw_peak.c) is counted apart: its work follows
+ * tracker (perftest/report/bw_peak.c and what bw_peak.h inlines) is apart: its work follows
  * the clock's values, which differ from run to run (+-3 per WR), and
  * left in it would blur the recorder's few instructions. */
 static void real_loop_ir_rows(const char *self, uint64_t iters)
 {
 	static const unsigned cq_mods[] = { CQ_MOD, 100 };
-	static const char peak_fns[] = "bw_peak.c:pt_bw_peak_";
+	static const char peak_fns[] = "/report/bw_peak."; /* .c and the inline .h */
 	double ir[2][2], peak[2][2];
 	char args[64];
 

@@ -7,16 +7,18 @@
 #include <unistd.h>
 #include "hook_overhead.h"
 
-/* The inclusive instructions in callgrind file `out` of the functions
- * whose callgrind_annotate name holds `minus` (one line per function: the
- * one naming its object); -1 when callgrind_annotate cannot be run. */
+/* The instructions in callgrind file `out` of the code whose
+ * callgrind_annotate name (file:function) holds `minus`: self cost, so code
+ * inlined from a header into a loop (file bw_peak.h, function post_window)
+ * counts once and a call out of it is not counted twice; -1 when
+ * callgrind_annotate cannot be run. */
 static double annotate_ir(const char *out, const char *minus)
 {
 	char cmd[512], line[1024];
 	double sum = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=yes --auto=no --threshold=100 '%s' "
+	snprintf(cmd, sizeof(cmd), "callgrind_annotate --inclusive=no --auto=no --threshold=100 '%s' "
 		 "2>/dev/null", out);
 	p = popen(cmd, "r");
 	if (!p)

@@ -9,47 +9,80 @@
 
 typedef unsigned __int128 u128;
 
-/* ------------------------------------------------------------- buffers -- */
+/* ------------------------------------------------------------- storage -- */
 
-/* cap is 0 or a power of two: a mask, not a division, wraps the ring */
-static struct pt_peak_point *buf_at(const struct pt_peak_buf *b, size_t k)
+/* One more pending post fits at pend_end: the live ones move to the front
+ * when half the array is spent, else it doubles (from 64). */
+static int pend_room(struct pt_bw_peak *pk)
 {
-	return &b->v[(b->head + k) & (b->cap - 1)];
-}
+	size_t live = pk->pend_end - pk->pend_head, cap;
+	uint64_t *v;
 
-/* Double the ring (rare: kept out of the inlined push). */
-static __attribute__((noinline)) int buf_grow(struct pt_peak_buf *b)
-{
-	size_t cap = b->cap ? 2 * b->cap : 64;
-	struct pt_peak_point *v = malloc(cap * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	/* unwrap the ring into the new array */
-	for (size_t k = 0; k < b->len; k++)
-		v[k] = *buf_at(b, k);
-	free(b->v);
-	b->v = v;
-	b->head = 0;
-	b->cap = cap;
+	if (pk->pend_end < pk->pend_cap)
+		return 0;
+	if (pk->pend_cap && pk->pend_head >= pk->pend_cap / 2) {
+		memmove(pk->pend, pk->pend + pk->pend_head, live * sizeof(*v));
+	} else {
+		cap = pk->pend_cap ? 2 * pk->pend_cap : 64;
+		v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		if (live)
+			memcpy(v, pk->pend + pk->pend_head, live * sizeof(*v));
+		free(pk->pend);
+		pk->pend = v;
+		pk->pend_cap = cap;
+	}
+	pk->pend_head = 0;
+	pk->pend_end = live;
 	return 0;
 }
 
-static inline int buf_push(struct pt_peak_buf *b, struct pt_peak_point p)
+/* The same for the hull at hull_hi (rare: kept out of the query's loop). */
+static __attribute__((noinline)) int hull_room(struct pt_bw_peak *pk)
 {
-	if (b->len == b->cap && buf_grow(b))
-		return -ENOMEM;
-	b->v[(b->head + b->len) & (b->cap - 1)] = p;
-	b->len++;
-	if (b->len > b->high_water)
-		b->high_water = b->len;
+	size_t live = pk->hull_hi - pk->hull_lo, cap;
+	struct pt_peak_point *v;
+
+	if (pk->hull_cap && pk->hull_lo >= pk->hull_cap / 2) {
+		memmove(pk->hull, pk->hull + pk->hull_lo, live * sizeof(*v));
+	} else {
+		cap = pk->hull_cap ? 2 * pk->hull_cap : 64;
+		v = malloc(cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		if (live)
+			memcpy(v, pk->hull + pk->hull_lo, live * sizeof(*v));
+		free(pk->hull);
+		pk->hull = v;
+		pk->hull_cap = cap;
+	}
+	pk->hull_lo = 0;
+	pk->hull_hi = live;
 	return 0;
 }
 
-static void buf_pop_front(struct pt_peak_buf *b)
+/* A clock went backwards: no exact answer any more, and nothing more is
+ * kept (every later post takes the slow path, which drops it). */
+static void went_backwards(struct pt_bw_peak *pk)
 {
-	b->head = (b->head + 1) & (b->cap - 1);
-	b->len--;
+	pk->backwards = true;
+	pk->pend_head = pk->pend_end = 0;
+	pk->fast_left = 0;
+}
+
+/* The pending posts' times never decrease, nor fall below the last one
+ * moved to the hull. */
+static bool pend_monotone(const struct pt_bw_peak *pk)
+{
+	uint64_t prev = pk->moved_t;
+
+	for (size_t k = pk->pend_head; k < pk->pend_end; k++) {
+		if (pk->pend[k] < prev)
+			return false;
+		prev = pk->pend[k];
+	}
+	return true;
 }
 
 /* -------------------------------------------------------------- tracker -- */
@@ -62,128 +95,161 @@ int pt_bw_peak_init(struct pt_bw_peak *pk, uint64_t n, unsigned post_list, unsig
 	pk->n = n;
 	pk->post_list = post_list;
 	pk->cq_mod = cq_mod;
-	return 0;
+	pk->next_x = cq_mod < n ? cq_mod : n;
+	return 0; /* fast_left 0: the first post takes the slow path */
 }
 
 void pt_bw_peak_free(struct pt_bw_peak *pk)
 {
 	if (!pk)
 		return;
-	free(pk->pending.v);
-	free(pk->hull.v);
+	free(pk->pend);
+	free(pk->hull);
 	memset(pk, 0, sizeof(*pk));
 }
 
-int pt_bw_peak_post(struct pt_bw_peak *pk, uint64_t t)
+/* A post the inline path could not store: the first, one beyond n, or one
+ * that needs room. Then sets how many the inline path may store. */
+int pt_bw_peak_post_slow(struct pt_bw_peak *pk, uint64_t t)
 {
-	uint64_t idx = pk->posted;
+	uint64_t pl = pk->post_list;
+	uint64_t posted = pk->pend_idx + (pk->pend_end - pk->pend_head) * pl, left;
+	int rc;
 
-	pk->posted += pk->post_list;
-	if (idx >= pk->n || pk->backwards)
+	if (posted >= pk->n || pk->backwards)
 		return 0;
-	if (idx == 0)
+	if (posted == 0)
 		pk->first_post_t = t;
-	else if (t < pk->last_post_t)
-		pk->backwards = true;
-	pk->last_post_t = t;
-	return buf_push(&pk->pending, (struct pt_peak_point){ idx, t });
-}
-
-/* Append p to the upper hull: drop the last point while it lies on or
- * below the chord from the one before it to p (such a point is never a
- * better tangent than both ends of the chord). Times never decrease, so
- * every difference is >= 0. */
-static int hull_push(struct pt_peak_buf *h, struct pt_peak_point p)
-{
-	while (h->len >= 2) {
-		const struct pt_peak_point *a = buf_at(h, h->len - 2), *b = buf_at(h, h->len - 1);
-
-		if ((u128)(b->t - a->t) * (p.idx - a->idx) > (u128)(p.t - a->t) * (b->idx - a->idx))
-			break;
-		h->len--;
+	/* the queue's times so far: amortised O(1) a post, and it bounds the
+	 * queue when a clock steps back behind a post not yet usable */
+	if (!pend_monotone(pk)) {
+		went_backwards(pk);
+		return 0;
 	}
-	return buf_push(h, p);
+	if ((rc = pend_room(pk)))
+		return rc;
+	pk->pend[pk->pend_end++] = t;
+	posted += pl;
+	left = posted >= pk->n ? 0 : (pk->n - posted + pl - 1) / pl;
+	pk->fast_left = pk->pend_cap - pk->pend_end < left ? pk->pend_cap - pk->pend_end : left;
+	return 0;
 }
 
 /* slope(a, C) <= slope(b, C) for C = (x, t) right of and above both. */
-static bool slope_le(const struct pt_peak_point *a, const struct pt_peak_point *b,
-		     uint64_t x, uint64_t t)
+static inline bool slope_le(const struct pt_peak_point *a, const struct pt_peak_point *b,
+			    uint64_t x, uint64_t t)
 {
 	return (u128)(t - a->t) * (x - b->idx) <= (u128)(t - b->t) * (x - a->idx);
-}
-
-static void consider(struct pt_bw_peak *pk, uint64_t dt, uint64_t wrs)
-{
-	if (!pk->have_best || (u128)dt * pk->best_wrs < (u128)pk->best_dt * wrs) {
-		pk->have_best = true;
-		pk->best_dt = dt;
-		pk->best_wrs = wrs;
-	}
 }
 
 /* The signaled completion of WR j, polled at t. */
 static int query(struct pt_bw_peak *pk, uint64_t j, uint64_t t)
 {
-	struct pt_peak_buf *h = &pk->hull;
-	const struct pt_peak_point *first;
-	uint64_t x = j + 1;
+	const uint64_t pl = pk->post_list, *pend = pk->pend;
+	uint64_t idx = pk->pend_idx, moved = pk->moved_t, x = j + 1, bi = 0, bt = 0;
+	size_t h = pk->pend_head, e = pk->pend_end, live = e - h;
+	/* the hull in locals for the loop; hull_room reloads them */
+	struct pt_peak_point *hull = pk->hull, *first;
+	size_t lo = pk->hull_lo, hi = pk->hull_hi, most = pk->hull_max;
 	int rc;
 
 	if (pk->have_query && t < pk->last_query_t)
-		pk->backwards = true;
+		went_backwards(pk);
 	pk->have_query = true;
 	pk->last_query_t = t;
 	if (pk->backwards)
 		return 0;
-	/* Posts at or before j with an earlier time become usable; times
-	 * never decrease, so they are a prefix of the queue. */
-	while (pk->pending.len) {
-		struct pt_peak_point p = *buf_at(&pk->pending, 0);
+	if (live > pk->pending_max) /* the queue is at its longest before a query */
+		pk->pending_max = live;
+	/* the posts at or before j: the first (j - idx) / pl + 1 of the queue */
+	if (idx > j)
+		e = h;
+	else if ((j - idx) / pl < live)
+		e = h + (j - idx) / pl + 1;
+	if (hi > lo)
+		bi = hull[hi - 1].idx, bt = hull[hi - 1].t;
+	/* Of those, the ones with an earlier time become usable; times never
+	 * decrease, so they are a prefix. Each joins the upper hull: its last
+	 * point (bi, bt) goes while it lies on or below the chord from the
+	 * one before it to the new one (it can never be a better tangent than
+	 * both ends of the chord). */
+	for (; h < e; h++, idx += pl) {
+		uint64_t tp = pend[h];
 
-		if (p.idx > j || p.t >= t)
+		if (tp >= t)
 			break;
-		buf_pop_front(&pk->pending);
-		if ((rc = hull_push(h, p)))
-			return rc;
+		if (tp < moved) {
+			went_backwards(pk);
+			return 0;
+		}
+		moved = tp;
+		while (hi - lo >= 2) {
+			const struct pt_peak_point *a = &hull[hi - 2];
+
+			if ((u128)(bt - a->t) * (idx - a->idx) > (u128)(tp - a->t) * (bi - a->idx))
+				break;
+			hi--;
+			bi = a->idx, bt = a->t;
+		}
+		if (hi == pk->hull_cap) {
+			pk->hull_lo = lo, pk->hull_hi = hi;
+			if ((rc = hull_room(pk)))
+				return rc;
+			hull = pk->hull, lo = pk->hull_lo, hi = pk->hull_hi;
+		}
+		hull[hi].idx = bi = idx;
+		hull[hi].t = bt = tp;
+		if (++hi - lo > most)
+			most = hi - lo;
 	}
-	if (!h->len)
+	pk->pend_head = h;
+	pk->pend_idx = idx;
+	pk->moved_t = moved;
+	pk->hull_max = most;
+	if (hi == lo) {
+		pk->hull_lo = lo, pk->hull_hi = hi;
 		return 0;
+	}
 	/* The slope to C falls along the hull up to the tangent, then rises:
-	 * walk to it and forget the points before it. */
-	while (h->len >= 2 && slope_le(buf_at(h, 1), buf_at(h, 0), x, t))
-		buf_pop_front(h);
-	first = buf_at(h, 0);
-	consider(pk, t - first->t, x - first->idx);
+	 * walk to it and forget the points before it (they can never beat
+	 * the best found so far, docs/bw-peak.md). */
+	while (hi - lo >= 2 && slope_le(&hull[lo + 1], &hull[lo], x, t))
+		lo++;
+	pk->hull_lo = lo, pk->hull_hi = hi;
+	first = &hull[lo];
+	if (!pk->have_best ||
+	    (u128)(t - first->t) * pk->best_wrs < (u128)pk->best_dt * (x - first->idx)) {
+		pk->have_best = true;
+		pk->best_dt = t - first->t;
+		pk->best_wrs = x - first->idx;
+	}
 	return 0;
 }
 
-int pt_bw_peak_complete(struct pt_bw_peak *pk, uint64_t wrs, uint64_t t)
+/* A completion that retires a signaled WR (or none at all, or one past
+ * the run). Only the last signaled WR of the batch matters: the same time
+ * over more WRs, from a superset of the posts, is a smaller slope. */
+int pt_bw_peak_complete_slow(struct pt_bw_peak *pk, uint64_t wrs, uint64_t t)
 {
-	uint64_t a = pk->done, b, j;
+	uint64_t a = pk->done, done = a + wrs, x;
 
 	if (wrs == 0 || a >= pk->n)
 		return 0;
-	pk->done += wrs;
+	pk->done = done;
 	pk->last_done_t = t;
-	b = pk->done - 1 < pk->n - 1 ? pk->done - 1 : pk->n - 1;
-	/* Only the last signaled WR of the batch matters: the same time over
-	 * more WRs, from a superset of the posts, is a smaller slope. */
-	if (b == pk->n - 1)
-		j = b;
-	else if ((b + 1) / pk->cq_mod == 0)
+	if (done < pk->next_x)
 		return 0;
-	else
-		j = (b + 1) / pk->cq_mod * pk->cq_mod - 1;
-	if (j < a)
-		return 0;
-	return query(pk, j, t);
+	/* the largest signaled count reached: a multiple of cq_mod, or n */
+	x = done >= pk->n ? pk->n : done - done % pk->cq_mod;
+	pk->next_x = x == pk->n ? 0 : (pk->n - x > pk->cq_mod ? x + pk->cq_mod : pk->n);
+	return query(pk, x - 1, t);
 }
 
 int pt_bw_peak_result(const struct pt_bw_peak *pk, double *min_ns)
 {
 	if (!pk || !min_ns)
 		return -EINVAL;
-	if (pk->backwards)
+	if (pk->backwards || !pend_monotone(pk))
 		return -ERANGE;
 	if (!pk->have_best)
 		return -EDOM;
@@ -194,20 +260,14 @@ int pt_bw_peak_result(const struct pt_bw_peak *pk, double *min_ns)
 
 void pt_bw_peak_stats(const struct pt_bw_peak *pk, struct pt_bw_peak_stats *st)
 {
-	size_t pt = sizeof(struct pt_peak_point);
+	size_t live = pk->pend_end - pk->pend_head;
 
-	st->pending_max = pk->pending.high_water;
-	st->hull_max = pk->hull.high_water;
-	st->bytes_now = sizeof(*pk) + (pk->pending.cap + pk->hull.cap) * pt;
-	/* a buffer's capacity is the first power of two (from 64) >= its high-water mark */
-	st->bytes_max = sizeof(*pk);
-	for (int k = 0; k < 2; k++) {
-		size_t hw = k ? pk->hull.high_water : pk->pending.high_water, cap = 0;
-
-		while (cap < hw)
-			cap = cap ? 2 * cap : 64;
-		st->bytes_max += cap * pt;
-	}
+	st->pending_max = live > pk->pending_max ? live : pk->pending_max;
+	st->hull_max = pk->hull_max;
+	/* the arrays only grow: their sizes now are the most they held */
+	st->bytes_now = sizeof(*pk) + pk->pend_cap * sizeof(*pk->pend) +
+			pk->hull_cap * sizeof(*pk->hull);
+	st->bytes_max = st->bytes_now;
 }
 
 /* --------------------------------------------------------------- arrays -- */

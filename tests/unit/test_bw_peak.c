@@ -347,6 +347,33 @@ static void test_tracker(void **state)
 	pt_bw_peak_free(&pk);
 }
 
+/* A post clock that steps back behind a post no completion can reach yet
+ * (a jump forward, then back): the inline path stores posts without
+ * comparing them, yet the step is found within one array's worth of posts
+ * and the queue stays that small; the result is -ERANGE. Dropping the
+ * slow path's scan makes the queue hold every post. */
+static void test_backwards_bounded(void **state)
+{
+	struct pt_bw_peak pk;
+	struct pt_bw_peak_stats st;
+	const uint64_t n = 200000;
+	double min;
+
+	(void)state;
+	assert_int_equal(pt_bw_peak_init(&pk, n, 1, 1), 0);
+	assert_int_equal(pt_bw_peak_post(&pk, 1000000000000ull), 0);
+	for (uint64_t i = 1; i < n; i++) {
+		assert_int_equal(pt_bw_peak_post(&pk, 10 * i), 0);
+		assert_int_equal(pt_bw_peak_complete(&pk, 1, 10 * i + 5), 0);
+	}
+	assert_int_equal(pt_bw_peak_complete(&pk, 1, 10 * n + 5), 0);
+	pt_bw_peak_stats(&pk, &st);
+	assert_true(st.pending_max <= 128);
+	assert_true(st.bytes_max < 4096);
+	assert_int_equal(pt_bw_peak_result(&pk, &min), -ERANGE);
+	pt_bw_peak_free(&pk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_random_shapes),
 		cmocka_unit_test(test_engine_runs),
 		cmocka_unit_test(test_memory_bounded),
+		cmocka_unit_test(test_backwards_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
