@@ -117,13 +117,6 @@ int pt_recv_repost(const struct pt_loop *l, int i, bool unlimited)
 	return pt_post_recv(l, i, n);
 }
 
-/* WR k of a run is signaled every cq_mod-th and at the last one, so a
- * completion retires every earlier WR of its QP (FIFO). */
-static bool signaled(const struct pt_loop *l, uint64_t k, uint64_t iters)
-{
-	return (k + 1) % (uint64_t)l->run->cq_mod == 0 || (iters && k + 1 == iters);
-}
-
 static bool is_atomic(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -188,25 +181,70 @@ static void wr_build(const struct pt_loop *l, struct ibv_qp_ex *qx, const struct
 	}
 }
 
+/* A run's first post on QP i: the shared plan (the same for every QP of
+ * the run) and the QP's place. The cycle walk and the signaling rule then
+ * cost an add and a countdown per WR, not two divisions and a modulo. */
+static void send_plan_start(const struct pt_loop *l, struct pt_qp *q)
+{
+	struct pt_send_plan *p = &l->res->send_plan;
+	const struct pt_run *run = l->run;
+	size_t step = cycle_offset(l, 1);
+
+	p->step = step;
+	/* WR k's offset is (k % slots) * step (cycle_offset) */
+	p->wrap = step ? (size_t)run->page_size / step * step : 0;
+	p->len = is_atomic(l->opt.opcode) ? 8 : (uint32_t)run->size;
+	p->flags = use_inline(l) ? IBV_SEND_INLINE : 0;
+	q->send_off = 0;
+	q->send_unsig = (uint32_t)run->cq_mod - 1;
+	q->send_lkey = pt_qp_send_lkey(l->res, q);
+}
+
+/* WR k of QP q (the next one): its target, and its flags. WR k of a run
+ * is signaled every cq_mod-th and at the last one, so a completion retires
+ * every earlier WR of its QP (FIFO). */
+static inline unsigned send_next(const struct pt_loop *l, struct pt_qp *q, uint64_t k,
+				 uint64_t iters, struct wr_target *t)
+{
+	const struct pt_send_plan *p = &l->res->send_plan;
+	size_t off = q->send_off;
+	unsigned flags = p->flags;
+
+	t->local = q->send_buf + off;
+	t->len = p->len;
+	t->raddr = q->remote_addr + off;
+	t->rkey = q->remote_rkey;
+	t->lkey = q->send_lkey;
+	off += p->step;
+	q->send_off = off == p->wrap ? 0 : off;
+	if (q->send_unsig == 0) {
+		q->send_unsig = (uint32_t)l->run->cq_mod - 1;
+		flags |= IBV_SEND_SIGNALED;
+	} else {
+		q->send_unsig--;
+		if (k + 1 == iters)
+			flags |= IBV_SEND_SIGNALED;
+	}
+	return flags;
+}
+
 static int post_send_new(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 {
 	struct pt_qp *q = &l->res->qps[i];
 	struct ibv_qp_ex *qx = q->qpx;
-	bool inl = use_inline(l);
 
 	ibv_wr_start(qx);
 	for (unsigned j = 0; j < n; j++) {
 		uint64_t k = q->posted + j;
 		struct wr_target t;
+		unsigned flags = send_next(l, q, k, iters, &t);
 
-		wr_target(l, i, k, &t);
+		qx->wr_flags = flags;
 		qx->wr_id = pt_wrid(i, k);
-		qx->wr_flags = (signaled(l, k, iters) ? IBV_SEND_SIGNALED : 0) |
-			       (inl ? IBV_SEND_INLINE : 0);
 		wr_build(l, qx, &t);
 		if (l->opt.ud)
 			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
-		if (inl)
+		if (flags & IBV_SEND_INLINE)
 			ibv_wr_set_inline_data(qx, t.local, t.len);
 		else
 			ibv_wr_set_sge(qx, t.lkey, (uintptr_t)t.local, t.len);
@@ -242,7 +280,6 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 	struct pt_qp *q = &l->res->qps[i];
 	struct ibv_send_wr wr[MAX_CHAIN], *bad;
 	struct ibv_sge sge[MAX_CHAIN];
-	bool inl = use_inline(l);
 	unsigned done = 0;
 
 	while (done < n) {
@@ -252,8 +289,8 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 		for (unsigned j = 0; j < m; j++) {
 			uint64_t k = q->posted + done + j;
 			struct wr_target t;
+			unsigned flags = send_next(l, q, k, iters, &t);
 
-			wr_target(l, i, k, &t);
 			sge[j] = (struct ibv_sge){
 				.addr = (uintptr_t)t.local, .length = t.len, .lkey = t.lkey,
 			};
@@ -263,8 +300,7 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 				.sg_list = &sge[j],
 				.num_sge = 1,
 				.opcode = l->opt.opcode,
-				.send_flags = (signaled(l, k, iters) ? IBV_SEND_SIGNALED : 0) |
-					      (inl ? IBV_SEND_INLINE : 0),
+				.send_flags = flags,
 			};
 			old_remote(l, q, &t, &wr[j]);
 			if (l->opt.imm)
@@ -281,7 +317,11 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 {
 	struct pt_qp *q = &l->res->qps[i];
-	int rc = q->qpx ? post_send_new(l, i, n, iters) : post_send_old(l, i, n, iters);
+	int rc;
+
+	if (q->posted == 0)
+		send_plan_start(l, q);
+	rc = q->qpx ? post_send_new(l, i, n, iters) : post_send_old(l, i, n, iters);
 
 	if (rc) {
 		fprintf(stderr, " Couldn't post send on QP %d: %s (posted %llu)\n", i, strerror(rc),

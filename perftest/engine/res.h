@@ -27,6 +27,11 @@ struct pt_qp {
 	struct ibv_mr *mr;          /* --mr_per_qp: this QP's own; NULL: the shared one */
 	/* per run */
 	uint64_t posted, completed;
+	/* pt_post_send's place in the run, set at its first post: the next
+	 * WR's offset in the cycle buffer, the WRs before the next one the
+	 * cq_mod rule signals, the local key */
+	size_t send_off;
+	uint32_t send_unsig, send_lkey;
 	uint64_t recv_posted, received;
 	uint64_t recv_owed;         /* consumed, not yet reposted (--recv_post_list) */
 };
@@ -63,6 +68,14 @@ struct pt_res {
 	struct ibv_srq *srq;        /* --use-srq: every QP's receives; NULL without */
 	int num_qps;
 	struct pt_qp *qps;
+	/* What every send WR of the run shares (post.c, set at a QP's first
+	 * post of a run): the cycle buffer's step and length (0: one address),
+	 * the WR's length, the inline flag. */
+	struct pt_send_plan {
+		size_t step, wrap;
+		uint32_t len;
+		unsigned flags;
+	} send_plan;
 	/* hardware CQE timestamps: with a plugin listening on a device that
 	 * stamps CQEs, both CQs are ex-CQs polled through these (hwts.h) */
 	bool hwts;

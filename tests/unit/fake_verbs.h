@@ -147,6 +147,21 @@ static inline void accept_wr(struct fake *f, int i, const struct fake_wr *w,
 	assert_true(off + w->len <= REGION);
 	if (!(w->flags & IBV_SEND_INLINE))
 		assert_int_equal(w->lkey, f->mr.lkey);
+	/* inline: SEND and WRITE (with or without immediate) up to the inline size */
+	assert_int_equal(!!(w->flags & IBV_SEND_INLINE),
+			 (w->op == IBV_WR_SEND || w->op == IBV_WR_SEND_WITH_IMM ||
+			  w->op == IBV_WR_RDMA_WRITE || w->op == IBV_WR_RDMA_WRITE_WITH_IMM) &&
+			 f->run.size <= (uint64_t)f->run.inline_size);
+	/* the cycle buffer: a message up to half a page takes WR seq's slot,
+	 * (seq mod slots) steps of the size rounded up to a cache line */
+	if (!l->opt.lat && f->run.size <= (uint64_t)f->run.page_size / 2) {
+		uint64_t line = (uint64_t)f->run.cache_line;
+		uint64_t step = f->run.size ? (f->run.size + line - 1) / line * line : line;
+
+		assert_int_equal(off, seq % ((uint64_t)f->run.page_size / step) * step);
+	} else {
+		assert_int_equal(off, 0);
+	}
 	/* cq_mod rule: every cq_mod-th WR and the run's last one */
 	assert_int_equal(sig, (seq + 1) % (uint64_t)f->run.cq_mod == 0 ||
 			      (!f->per_iteration && seq + 1 == l->opt.iters) || f->per_iteration);

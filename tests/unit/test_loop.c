@@ -774,6 +774,7 @@ static void test_bw_post_list_regressions(void **state)
 
 		l.opt.post_list = 8;      /* 8 * 64 B fits the 4 KiB cycle: 8 addresses */
 		f->run.cq_mod = 8;
+		f->run.inline_size = k == 1 || k == 2 ? 64 : 0; /* inline, both APIs */
 		assert_int_equal(pt_run_bw_send(&l, &m), 0);
 		assert_int_equal(f->post_calls, iters * NQP / 8);
 		assert_int_equal(f->list_addr_reused, 0);
