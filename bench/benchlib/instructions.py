@@ -407,15 +407,22 @@ def fit_notes(fits: Sequence[BuildFit]) -> str:
     for f in fits:
         name = f.outcome.build.name
         fns = sorted({m.turn_fn for m in f.runs}) or ["-"]
-        callers = sorted({c for m in f.runs for c in m.turn_callers})
+        callers = sorted({c for m in f.runs for c in m.turn_callers if not c.startswith("0x")})
+        # a stripped build's turn function is known by the build with symbols
+        # that calls the same provider function (same object, same address)
+        known = [g.outcome.build.name for g in fits if g is not f and
+                 {m.turn_fn for m in g.runs} == set(fns) and
+                 any(not c.startswith("0x") for m in g.runs for c in m.turn_callers)]
         text += (f"  {name}: turns = calls of {', '.join(fns)}"
                  + (f" (own callers: {', '.join(callers)})" if callers else
+                    f" (the same function as in {known[0]})" if known else
                     " (own callers without symbols)") + "\n")
         if f.runs:
             text += "    runs (n, turns, turns/WR, Ir): " + "; ".join(
                 f"{m.n} {m.turns} {m.turns / m.n:.2f} {m.total:,}" for m in f.runs) + "\n"
         if f.why_not:
-            text += f"    no fit: {f.why_not}; * = (Ir(n2) - Ir(n1)) / (n2 - n1) of the least runs\n"
+            text += (f"    no fit: {f.why_not}; * = (Ir(n2) - Ir(n1)) / (n2 - n1) of the "
+                     "least runs\n")
         else:
             t = f.row(lambda m: m.total, False)
             text += f"    condition number of (n, turns) {t.cond:.2f}" if t else ""

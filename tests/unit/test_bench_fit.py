@@ -100,6 +100,12 @@ def table_fit_and_ratios():
     eq(rows["report phase (perftest/report)"][:3], ["n/a", "n/a", "-"], text)
     eq("turns = calls of 0x2ca0 [librxe-rdmav34.so] (own callers: poll_send)" in text, True, text)
     eq("busiest provider fn" in text.split("b: ")[0], False, "the turns row is no fit row")
+    for ms in up.every.values():       # stripped: its callers are addresses
+        for m in ms:
+            m.turn_callers = ("0x0000000000021980",)
+    text = instructions.fit_table([ours, up], 1000, 2000)
+    eq("6.06: turns = calls of 0x2ca0 [librxe-rdmav34.so] (the same function as in ours)" in text,
+       True, text)
 
 
 @case
