@@ -69,6 +69,9 @@ class Measured:
     turn_fn: str
     seconds: float
     turn_callers: tuple[str, ...] = ()   # own functions that call turn_fn (with symbols)
+    # every provider function own code calls ("fn [object]"): its calls, its own callers
+    provider_calls: dict[str, int] = field(default_factory=dict)
+    provider_callers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -167,10 +170,30 @@ def annotate(path: Path) -> cg.Profile:
     return cg.parse(d.out)
 
 
+def label_of(f: cg.Func) -> str:
+    return f"{f.fn} [{os.path.basename(f.obj or '?')}]"
+
+
+def provider_calls(p: cg.Profile, own: Callable[[str], bool]) -> tuple[dict[str, int],
+                                                                         dict[str, tuple[str, ...]]]:
+    """Calls from own code of every provider function, and the own callers' names."""
+    calls: dict[str, int] = {}
+    callers: dict[str, set[str]] = {}
+    for f in p.funcs:
+        if cg.classify(f.obj, own) != cg.PROVIDER:
+            continue
+        mine = [(c, k) for c, obj, k in f.callers if cg.classify(obj, own) == cg.OWN]
+        if mine:
+            calls[label_of(f)] = calls.get(label_of(f), 0) + sum(k for _, k in mine)
+            callers.setdefault(label_of(f), set()).update(c for c, _ in mine)
+    return calls, {k: tuple(sorted(v)) for k, v in callers.items()}
+
+
 def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
     own = cg.own_objects(p.target, own_dirs)
     busiest = cg.busiest_callee(p, own)
     outside = cg.called_only_from(p, PLUGIN_OUTSIDE)
+    calls, callers = provider_calls(p, own)
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
@@ -185,7 +208,8 @@ def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> M
         seconds=seconds,
         turn_callers=tuple(sorted({c for f in p.funcs if busiest and f.fn == busiest.fn and
                                    f.obj == busiest.obj for c, obj, _ in f.callers
-                                   if cg.classify(obj, own) == cg.OWN})))
+                                   if cg.classify(obj, own) == cg.OWN})),
+        provider_calls=calls, provider_callers=callers)
 
 
 def complete(path: Path, wait: float = 60) -> bool:
@@ -339,26 +363,48 @@ class BuildFit:
     two-length difference of the least runs, marked *)."""
     outcome: Outcome
     runs: list[Measured]
+    turn_fn: str = "-"
+    turns: list[int] = field(default_factory=list)
+    callers: tuple[str, ...] = ()
     why_not: str = ""
 
     def row(self, value: Callable[[Measured], float], symbols: bool) -> Optional[lsfit.Fit]:
         """The row's fit; None where the build has no symbols for it."""
         if symbols and not any(m.report or m.plugin for m in self.runs):
             return None
-        return lsfit.fit([m.n for m in self.runs], [m.turns for m in self.runs],
-                         [value(m) for m in self.runs])
+        return lsfit.fit([m.n for m in self.runs], self.turns, [value(m) for m in self.runs])
+
+
+def spinning_function(runs: Sequence[Measured]) -> str:
+    """The provider function that carries the spin: of those own code calls in
+    every run, the one whose calls vary most apart from n (an empty poll of
+    the CQ; posts follow n exactly). Ties (none varies): the most calls."""
+    common = set.intersection(*(set(m.provider_calls) for m in runs))
+    ns = [m.n for m in runs]
+    return max(sorted(common), key=lambda fn: (
+        lsfit.unexplained(ns, [m.provider_calls[fn] for m in runs]),
+        sum(m.provider_calls[fn] for m in runs)))
 
 
 def build_fit(o: Outcome, n1: int, n2: int) -> BuildFit:
     runs = [m for n in (n1, n2) for m in o.every.get(n, [])]
     bf = BuildFit(o, runs)
-    fns = sorted({m.turn_fn for m in runs})
+    if runs and all(m.provider_calls for m in runs) and \
+            set.intersection(*(set(m.provider_calls) for m in runs)):
+        bf.turn_fn = spinning_function(runs)
+        bf.turns = [m.provider_calls[bf.turn_fn] for m in runs]
+        bf.callers = tuple(sorted({c for m in runs for c in
+                                   m.provider_callers.get(bf.turn_fn, ())}))
+    elif runs:                     # read without the per-function calls: the busiest
+        bf.turn_fn = ", ".join(sorted({m.turn_fn for m in runs}))
+        bf.turns = [m.turns for m in runs]
+        bf.callers = tuple(sorted({c for m in runs for c in m.turn_callers}))
     if o.failures:
         bf.why_not = "a run failed"
     elif not all(o.every.get(n) for n in (n1, n2)):
         bf.why_not = "not every length has its runs (--repeat K >= 2 for both)"
-    elif len(fns) > 1:
-        bf.why_not = (f"the busiest provider function differs between runs ({', '.join(fns)}): "
+    elif "," in bf.turn_fn:
+        bf.why_not = (f"the busiest provider function differs between runs ({bf.turn_fn}): "
                       "no common turn to count")
     else:
         try:                       # the design (n, turns) is the same for every row
@@ -402,24 +448,23 @@ def fit_table(outs: Sequence[Outcome], n1: int, n2: int) -> str:
 
 
 def fit_notes(fits: Sequence[BuildFit]) -> str:
-    text = ("b: instructions per WR with the poll turns apart; c: per poll turn (a call of the "
-            "busiest provider function from own code); resid: max |Ir - fit| over the runs\n")
+    text = ("b: instructions per WR with the poll turns apart; c: per poll turn (a call from own "
+            "code of the provider function whose calls vary most apart from n: the CQ's poll); "
+            "resid: max |Ir - fit| over the runs\n")
     for f in fits:
         name = f.outcome.build.name
-        fns = sorted({m.turn_fn for m in f.runs}) or ["-"]
-        callers = sorted({c for m in f.runs for c in m.turn_callers if not c.startswith("0x")})
+        callers = [c for c in f.callers if not c.startswith("0x")]
         # a stripped build's turn function is known by the build with symbols
         # that calls the same provider function (same object, same address)
-        known = [g.outcome.build.name for g in fits if g is not f and
-                 {m.turn_fn for m in g.runs} == set(fns) and
-                 any(not c.startswith("0x") for m in g.runs for c in m.turn_callers)]
-        text += (f"  {name}: turns = calls of {', '.join(fns)}"
+        known = [g.outcome.build.name for g in fits if g is not f and g.turn_fn == f.turn_fn
+                 and any(not c.startswith("0x") for c in g.callers)]
+        text += (f"  {name}: turns = calls of {f.turn_fn}"
                  + (f" (own callers: {', '.join(callers)})" if callers else
                     f" (the same function as in {known[0]})" if known else
                     " (own callers without symbols)") + "\n")
         if f.runs:
             text += "    runs (n, turns, turns/WR, Ir): " + "; ".join(
-                f"{m.n} {m.turns} {m.turns / m.n:.2f} {m.total:,}" for m in f.runs) + "\n"
+                f"{m.n} {t} {t / m.n:.2f} {m.total:,}" for m, t in zip(f.runs, f.turns)) + "\n"
         if f.why_not:
             text += (f"    no fit: {f.why_not}; * = (Ir(n2) - Ir(n1)) / (n2 - n1) of the "
                      "least runs\n")

@@ -53,6 +53,13 @@ def condition(ns: Sequence[int], ts: Sequence[int]) -> float:
     return (1 + math.sqrt(1 - float(q))) / math.sqrt(float(q))
 
 
+def unexplained(ns: Sequence[int], ts: Sequence[int]) -> Fraction:
+    """How much t varies apart from n: the residual sum of squares of t on
+    a line of n (0: t is constant or exactly such a line)."""
+    _, _, snn, stt, snt = _moments(ns, ts)
+    return stt if snn == 0 else stt - snt * snt / snn
+
+
 def _moments(ns: Sequence[int], ts: Sequence[int]) -> tuple[Fraction, Fraction, Fraction,
                                                             Fraction, Fraction]:
     k = len(ns)

@@ -126,6 +126,24 @@ def table_falls_back():
 
 
 @case
+def turns_are_the_spin():
+    """turns: the provider function whose calls vary apart from n (the poll), not the busiest
+    (a post, n calls a run: ib_write_bw's 8000-WR runs)"""
+    post, poll = "0x4da0 [librxe-rdmav34.so]", "0x2ca0 [librxe-rdmav34.so]"
+    polls = [900, 700, 1100, 500, 300, 600]     # fewer calls than the post, varying less
+    runs = []
+    for n, t in zip(NS, polls):
+        m = meas(n, n, 50_000 + 300 * n + 218 * t, 0, fn=post)
+        m.provider_calls = {post: n, poll: t, "0x9990 [libibverbs.so.1]": 3}
+        m.provider_callers = {post: ("wr_build",), poll: ("poll_send",)}
+        runs.append(m)
+    text = instructions.fit_table([outcome("ours", runs)], 1000, 2000)
+    eq(rows_of(text)["own code (executable + own libs)"], ["300.0", "218.00", "0"], text)
+    eq(f"turns = calls of {poll} (own callers: poll_send)" in text, True, text)
+    eq(instructions.spinning_function(runs), poll)
+
+
+@case
 def fit_needs_repeat():
     """--fit with --repeat 1 (or none) is refused, exit 2, before any run or lab"""
     import contextlib
