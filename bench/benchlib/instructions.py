@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from benchlib import callgrind as cg
+from benchlib import lsfit
 from benchlib.labctl import TOP, Lab, run_command, run_pair
 
 PROG = "bench/instructions"
@@ -67,6 +68,10 @@ class Measured:
     turns: int                   # calls of the provider's busiest function
     turn_fn: str
     seconds: float
+    turn_callers: tuple[str, ...] = ()   # own functions that call turn_fn (with symbols)
+    # every provider function own code calls ("fn [object]"): its calls, its own callers
+    provider_calls: dict[str, int] = field(default_factory=dict)
+    provider_callers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -75,6 +80,7 @@ class Outcome:
     runs: dict[int, Measured] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     totals: dict[int, list[int]] = field(default_factory=dict)   # --repeat: every run's Ir
+    every: dict[int, list[Measured]] = field(default_factory=dict)  # --repeat: every run
 
 
 def ours_dir() -> Path:
@@ -105,6 +111,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=1, metavar="K",
                    help="run each build and length K times and keep the run with the fewest "
                         "instructions (a tool that spins while it waits varies; default 1)")
+    p.add_argument("--fit", action="store_true",
+                   help="with --repeat K >= 2: fit Ir = a + b*n + c*turns over all 2K runs of "
+                        "a build: b per WR with the poll turns apart, c per poll turn")
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
     p.add_argument("--port", type=int, default=19300, help="first TCP port (default 19300)")
     p.add_argument("--keep", metavar="DIR", help="keep the callgrind files and logs in DIR")
@@ -161,10 +170,30 @@ def annotate(path: Path) -> cg.Profile:
     return cg.parse(d.out)
 
 
+def label_of(f: cg.Func) -> str:
+    return f"{f.fn} [{os.path.basename(f.obj or '?')}]"
+
+
+def provider_calls(p: cg.Profile, own: Callable[[str], bool]) -> tuple[dict[str, int],
+                                                                         dict[str, tuple[str, ...]]]:
+    """Calls from own code of every provider function, and the own callers' names."""
+    calls: dict[str, int] = {}
+    callers: dict[str, set[str]] = {}
+    for f in p.funcs:
+        if cg.classify(f.obj, own) != cg.PROVIDER:
+            continue
+        mine = [(c, k) for c, obj, k in f.callers if cg.classify(obj, own) == cg.OWN]
+        if mine:
+            calls[label_of(f)] = calls.get(label_of(f), 0) + sum(k for _, k in mine)
+            callers.setdefault(label_of(f), set()).update(c for c, _ in mine)
+    return calls, {k: tuple(sorted(v)) for k, v in callers.items()}
+
+
 def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
     own = cg.own_objects(p.target, own_dirs)
     busiest = cg.busiest_callee(p, own)
     outside = cg.called_only_from(p, PLUGIN_OUTSIDE)
+    calls, callers = provider_calls(p, own)
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and
@@ -176,7 +205,11 @@ def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> M
                                   f.fn not in outside),
         turns=cg.calls_from_own(p, busiest, own) if busiest else 0,
         turn_fn=f"{busiest.fn} [{os.path.basename(busiest.obj or '?')}]" if busiest else "-",
-        seconds=seconds)
+        seconds=seconds,
+        turn_callers=tuple(sorted({c for f in p.funcs if busiest and f.fn == busiest.fn and
+                                   f.obj == busiest.obj for c, obj, _ in f.callers
+                                   if cg.classify(obj, own) == cg.OWN})),
+        provider_calls=calls, provider_callers=callers)
 
 
 def complete(path: Path, wait: float = 60) -> bool:
@@ -271,6 +304,13 @@ def ratio(a: Optional[float], b: Optional[float]) -> str:
     return f"{a / b:.2f}"
 
 
+def layout(lines: list[list[str]]) -> str:
+    """Columns aligned: the first to the left, the figures to the right."""
+    widths = [max(len(r[i]) for r in lines) for i in range(len(lines[0]))]
+    return "".join(("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
+                              for i, c in enumerate(r))).rstrip() + "\n" for r in lines)
+
+
 def table(outs: Sequence[Outcome], n1: int, n2: int) -> str:
     ours = outs[0]
     traced = next((o for o in outs if o.build.trace), None)
@@ -292,12 +332,7 @@ def table(outs: Sequence[Outcome], n1: int, n2: int) -> str:
             w = per_wr(o, n1, n2, value, sym)
             row += [fmt(w, bool(o.failures)), ratio(v, w)]
         lines.append(row)
-    widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
-    text = ""
-    for r in lines:
-        text += ("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
-                           for i, c in enumerate(r))).rstrip() + "\n"
-    return text
+    return layout(lines)
 
 
 def notes(outs: Sequence[Outcome], n1: int, n2: int) -> str:
@@ -317,6 +352,129 @@ def notes(outs: Sequence[Outcome], n1: int, n2: int) -> str:
     return text
 
 
+# --- the fit (--fit) ---------------------------------------------------------------------
+
+FIT_ROWS: list[Row] = [r for r in ROWS if r[0] != "busiest provider fn, calls"]
+
+
+@dataclass
+class BuildFit:
+    """A build's runs for the fit, and why it has none (then its rows are the
+    two-length difference of the least runs, marked *)."""
+    outcome: Outcome
+    runs: list[Measured]
+    turn_fn: str = "-"
+    turns: list[int] = field(default_factory=list)
+    callers: tuple[str, ...] = ()
+    why_not: str = ""
+
+    def row(self, value: Callable[[Measured], float], symbols: bool) -> Optional[lsfit.Fit]:
+        """The row's fit; None where the build has no symbols for it."""
+        if symbols and not any(m.report or m.plugin for m in self.runs):
+            return None
+        return lsfit.fit([m.n for m in self.runs], self.turns, [value(m) for m in self.runs])
+
+
+def spinning_function(runs: Sequence[Measured]) -> str:
+    """The provider function that carries the spin: of those own code calls in
+    every run, the one whose calls vary most apart from n (an empty poll of
+    the CQ; posts follow n exactly). Ties (none varies): the most calls."""
+    common = set.intersection(*(set(m.provider_calls) for m in runs))
+    ns = [m.n for m in runs]
+    return max(sorted(common), key=lambda fn: (
+        lsfit.unexplained(ns, [m.provider_calls[fn] for m in runs]),
+        sum(m.provider_calls[fn] for m in runs)))
+
+
+def build_fit(o: Outcome, n1: int, n2: int) -> BuildFit:
+    runs = [m for n in (n1, n2) for m in o.every.get(n, [])]
+    bf = BuildFit(o, runs)
+    if runs and all(m.provider_calls for m in runs) and \
+            set.intersection(*(set(m.provider_calls) for m in runs)):
+        bf.turn_fn = spinning_function(runs)
+        bf.turns = [m.provider_calls[bf.turn_fn] for m in runs]
+        bf.callers = tuple(sorted({c for m in runs for c in
+                                   m.provider_callers.get(bf.turn_fn, ())}))
+    elif runs:                     # read without the per-function calls: the busiest
+        bf.turn_fn = ", ".join(sorted({m.turn_fn for m in runs}))
+        bf.turns = [m.turns for m in runs]
+        bf.callers = tuple(sorted({c for m in runs for c in m.turn_callers}))
+    if o.failures:
+        bf.why_not = "a run failed"
+    elif not all(o.every.get(n) for n in (n1, n2)):
+        bf.why_not = "not every length has its runs (--repeat K >= 2 for both)"
+    elif "," in bf.turn_fn:
+        bf.why_not = (f"the busiest provider function differs between runs ({bf.turn_fn}): "
+                      "no common turn to count")
+    else:
+        try:                       # the design (n, turns) is the same for every row
+            bf.row(lambda m: m.total, False)
+        except lsfit.Collinear as e:
+            bf.why_not = str(e)
+    return bf
+
+
+def fit_table(outs: Sequence[Outcome], n1: int, n2: int) -> str:
+    fits = [build_fit(o, n1, n2) for o in outs]
+    head = ["fit Ir = a + b*n + c*turns"]
+    for f in fits:
+        name = f.outcome.build.name
+        head += [f"{name} b/WR", f"{name} c/turn", f"{name} resid"]
+    others = [f for f in fits[1:] if not f.outcome.build.trace]
+    for f in others:
+        head += [f"b ours/{f.outcome.build.name}", f"c ours/{f.outcome.build.name}"]
+    lines = [head]
+    for label, value, sym in FIT_ROWS:
+        cells: dict[int, tuple[Optional[float], Optional[float]]] = {}
+        row = [label]
+        for i, f in enumerate(fits):
+            if f.why_not:
+                v = per_wr(f.outcome, n1, n2, value, sym)
+                cells[i] = (v, None)
+                row += [fmt(v, bool(f.outcome.failures)) + ("" if v is None else "*"), "-", "-"]
+                continue
+            got = f.row(value, sym)
+            if got is None:
+                cells[i] = (None, None)
+                row += ["n/a", "n/a", "-"]
+                continue
+            cells[i] = (float(got.b), float(got.c))
+            row += [f"{float(got.b):.1f}", f"{float(got.c):.2f}", f"{got.residual:,.0f}"]
+        for f in others:
+            i = fits.index(f)
+            row += [ratio(cells[0][0], cells[i][0]), ratio(cells[0][1], cells[i][1])]
+        lines.append(row)
+    return layout(lines) + fit_notes(fits)
+
+
+def fit_notes(fits: Sequence[BuildFit]) -> str:
+    text = ("b: instructions per WR with the poll turns apart; c: per poll turn (a call from own "
+            "code of the provider function whose calls vary most apart from n: the CQ's poll); "
+            "resid: max |Ir - fit| over the runs\n")
+    for f in fits:
+        name = f.outcome.build.name
+        callers = [c for c in f.callers if not c.startswith("0x")]
+        # a stripped build's turn function is known by the build with symbols
+        # that calls the same provider function (same object, same address)
+        known = [g.outcome.build.name for g in fits if g is not f and g.turn_fn == f.turn_fn
+                 and any(not c.startswith("0x") for c in g.callers)]
+        text += (f"  {name}: turns = calls of {f.turn_fn}"
+                 + (f" (own callers: {', '.join(callers)})" if callers else
+                    f" (the same function as in {known[0]})" if known else
+                    " (own callers without symbols)") + "\n")
+        if f.runs:
+            text += "    runs (n, turns, turns/WR, Ir): " + "; ".join(
+                f"{m.n} {t} {t / m.n:.2f} {m.total:,}" for m, t in zip(f.runs, f.turns)) + "\n"
+        if f.why_not:
+            text += (f"    no fit: {f.why_not}; * = (Ir(n2) - Ir(n1)) / (n2 - n1) of the "
+                     "least runs\n")
+        else:
+            t = f.row(lambda m: m.total, False)
+            text += f"    condition number of (n, turns) {t.cond:.2f}" if t else ""
+            text += "\n"
+    return text
+
+
 def best_of(args: argparse.Namespace, lab: Lab, o: Outcome, n: int, port: int, work: Path,
             share: Path) -> Measured:
     """--repeat K: K runs, the one with the fewest instructions kept, as TAG.cg."""
@@ -326,6 +484,7 @@ def best_of(args: argparse.Namespace, lab: Lab, o: Outcome, n: int, port: int, w
             for k in range(args.repeat)]
     k = min(range(len(runs)), key=lambda i: runs[i].total)
     o.totals[n] = [m.total for m in runs]
+    o.every[n] = runs
     shutil.copyfile(share / f"{tag_of(o.build, n)}-r{k}.cg", share / f"{tag_of(o.build, n)}.cg")
     return runs[k]
 
@@ -342,6 +501,9 @@ def main(argv: Sequence[str]) -> int:
                              f"(builds: {', '.join(b.name for b in bs)})")
         if args.repeat < 1:
             raise SetupError(f"--repeat {args.repeat}: give 1 or more")
+        if args.fit and args.repeat < 2:
+            raise SetupError(f"--fit needs --repeat K with K >= 2 (got {args.repeat}): "
+                             "three parameters over 2K runs, the turns varying between them")
         if not args.reread:
             check_setup(args, bs, lab)
     except SetupError as e:
@@ -354,10 +516,17 @@ def main(argv: Sequence[str]) -> int:
                 try:
                     path = Path(args.reread) / f"{tag_of(o.build, n)}.cg"
                     o.runs[n] = measure(annotate(path), n, o.build.own_dirs, 0)
+                    if args.fit:
+                        o.every[n] = [measure(annotate(path.with_name(f"{path.stem}-r{k}.cg")),
+                                              n, o.build.own_dirs, 0)
+                                      for k in range(args.repeat)]
+                        o.totals[n] = [m.total for m in o.every[n]]
                 except (OSError, cg.ParseError) as e:
                     o.failures.append(f"-n {n}: {e}")
         print(f"(re-read from {args.reread})")
         print(table(outs, n1, n2), end="")
+        if args.fit:
+            print(fit_table(outs, n1, n2), end="")
         print("runs:\n" + notes(outs, n1, n2), end="")
         return 1 if any(o.failures for o in outs) else 0
     lab_share = lab.share()
@@ -394,5 +563,7 @@ def main(argv: Sequence[str]) -> int:
           f"callgrind, (Ir(-n {n2}) - Ir(-n {n1})) / {n2 - n1}; {desc}"
           + (f"; extra: {args.extra}" if args.extra else ""))
     print(table(outs, n1, n2), end="")
+    if args.fit:
+        print(fit_table(outs, n1, n2), end="")
     print("runs:\n" + notes(outs, n1, n2), end="")
     return 1 if any(o.failures for o in outs) else 0
