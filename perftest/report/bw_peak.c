@@ -11,55 +11,51 @@ typedef unsigned __int128 u128;
 
 /* ------------------------------------------------------------- storage -- */
 
-/* One more pending post fits at pend_end: the live ones move to the front
- * when half the array is spent, else it doubles (from 64). */
-static int pend_room(struct pt_bw_peak *pk)
+/* Room for one more element at *hi of an array of cap elements of size
+ * elem whose live ones are [*lo, *hi): they move to the front when half
+ * the array is spent, else it doubles (from 64). Rare: out of line. */
+static __attribute__((noinline)) int array_room(void **v, size_t *lo, size_t *hi, size_t *cap,
+						size_t elem)
 {
-	size_t live = pk->pend_end - pk->pend_head, cap;
-	uint64_t *v;
+	size_t live = *hi - *lo, ncap;
+	char *nv;
 
-	if (pk->pend_end < pk->pend_cap)
+	if (*hi < *cap)
 		return 0;
-	if (pk->pend_cap && pk->pend_head >= pk->pend_cap / 2) {
-		memmove(pk->pend, pk->pend + pk->pend_head, live * sizeof(*v));
+	if (*cap && *lo >= *cap / 2) {
+		memmove(*v, (char *)*v + *lo * elem, live * elem);
 	} else {
-		cap = pk->pend_cap ? 2 * pk->pend_cap : 64;
-		v = malloc(cap * sizeof(*v));
-		if (!v)
+		ncap = *cap ? 2 * *cap : 64;
+		nv = malloc(ncap * elem);
+		if (!nv)
 			return -ENOMEM;
 		if (live)
-			memcpy(v, pk->pend + pk->pend_head, live * sizeof(*v));
-		free(pk->pend);
-		pk->pend = v;
-		pk->pend_cap = cap;
+			memcpy(nv, (char *)*v + *lo * elem, live * elem);
+		free(*v);
+		*v = nv;
+		*cap = ncap;
 	}
-	pk->pend_head = 0;
-	pk->pend_end = live;
+	*lo = 0;
+	*hi = live;
 	return 0;
 }
 
-/* The same for the hull at hull_hi (rare: kept out of the query's loop). */
-static __attribute__((noinline)) int hull_room(struct pt_bw_peak *pk)
+static int pend_room(struct pt_bw_peak *pk)
 {
-	size_t live = pk->hull_hi - pk->hull_lo, cap;
-	struct pt_peak_point *v;
+	void *v = pk->pend;
+	int rc = array_room(&v, &pk->pend_head, &pk->pend_end, &pk->pend_cap, sizeof(*pk->pend));
 
-	if (pk->hull_cap && pk->hull_lo >= pk->hull_cap / 2) {
-		memmove(pk->hull, pk->hull + pk->hull_lo, live * sizeof(*v));
-	} else {
-		cap = pk->hull_cap ? 2 * pk->hull_cap : 64;
-		v = malloc(cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		if (live)
-			memcpy(v, pk->hull + pk->hull_lo, live * sizeof(*v));
-		free(pk->hull);
-		pk->hull = v;
-		pk->hull_cap = cap;
-	}
-	pk->hull_lo = 0;
-	pk->hull_hi = live;
-	return 0;
+	pk->pend = v;
+	return rc;
+}
+
+static int hull_room(struct pt_bw_peak *pk)
+{
+	void *v = pk->hull;
+	int rc = array_room(&v, &pk->hull_lo, &pk->hull_hi, &pk->hull_cap, sizeof(*pk->hull));
+
+	pk->hull = v;
+	return rc;
 }
 
 /* A clock went backwards: no exact answer any more, and nothing more is
