@@ -90,6 +90,8 @@ struct pt_lat_wrs {
 void pt_lat_wrs_init(const struct pt_loop *l, struct pt_lat_wrs *w);
 /* QP 0's one send WR, as pt_post_send(l, 0, 1, 1) with posted reset to 0. */
 int pt_lat_post_send(const struct pt_loop *l, const struct pt_lat_wrs *w);
+/* The latency post failed with rc (an errno): said, -1. */
+int pt_lat_post_failed(int rc);
 /* QP 0's receive consumed: repost it, as pt_recv_repost does. */
 int pt_lat_repost(const struct pt_loop *l, struct pt_lat_wrs *w, bool unlimited);
 

@@ -364,6 +364,12 @@ void pt_lat_wrs_init(const struct pt_loop *l, struct pt_lat_wrs *w)
 	w->recv = (struct ibv_recv_wr){ .sg_list = &w->recv_sge, .num_sge = 1 };
 }
 
+int pt_lat_post_failed(int rc)
+{
+	fprintf(stderr, " Couldn't post send on QP 0: %s (posted 0)\n", strerror(rc));
+	return -1;
+}
+
 int pt_lat_post_send(const struct pt_loop *l, const struct pt_lat_wrs *w)
 {
 	struct pt_qp *q = &l->res->qps[0];
@@ -388,10 +394,8 @@ int pt_lat_post_send(const struct pt_loop *l, const struct pt_lat_wrs *w)
 	} else {
 		rc = ibv_post_send(q->qp, (struct ibv_send_wr *)&w->send, &bad);
 	}
-	if (rc) {
-		fprintf(stderr, " Couldn't post send on QP 0: %s (posted 0)\n", strerror(rc));
-		return -1;
-	}
+	if (rc)
+		return pt_lat_post_failed(rc);
 	/* per-iteration numbering: the signaling rule restarts every WR */
 	q->posted = 1;
 	return 0;

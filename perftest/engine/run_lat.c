@@ -44,6 +44,9 @@ struct lat_run {
 	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
 	struct pollfd channel_poll; /* -e: the channel's fd, built once */
 	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
+	bool plain_poll;            /* spinning on ibv_poll_cq: no -e, no NIC times */
+	struct ibv_cq *cq[2];       /* QP 0's send (0) and receive (1) CQ */
+	int fast_op;                /* the opcode lat_post_send builds inline, or -1 */
 };
 
 static void lat_start(struct lat_run *r, uint64_t now)
@@ -55,6 +58,17 @@ static void lat_start(struct lat_run *r, uint64_t now)
 	r->t_sample = now + (uint64_t)o->margin_s * s;
 	r->t_stop = now + (uint64_t)(o->duration_s - o->margin_s) * s;
 	r->t_end = now + (uint64_t)o->duration_s * s;
+}
+
+/* The new post API's verbs that lat_post_send builds inline (RC/UC, no
+ * immediate data, no atomics); -1 when the run posts otherwise. */
+static int lat_fast_op(const struct pt_loop *l)
+{
+	enum ibv_wr_opcode op = l->opt.opcode;
+
+	if (!l->res->qps[0].qpx || l->opt.ud)
+		return -1;
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND ? (int)op : -1;
 }
 
 /* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
@@ -75,6 +89,10 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->stall_ns = l->opt.stall_ns;
 	pt_lat_wrs_init(l, &r->wrs);
 	r->plain_repost = l->opt.recv_post_list <= 1 && !l->res->srq;
+	r->plain_poll = !r->events && !l->res->hwts;
+	r->cq[0] = l->res->send_cq;
+	r->cq[1] = l->res->recv_cq;
+	r->fast_op = lat_fast_op(l);
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
@@ -298,12 +316,38 @@ static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv
 	return -1;
 }
 
-/* wait_cq spinning, past a first poll that found nothing. */
+/* Up to `turns` polls of CQ `recv` for one completion; the last poll's
+ * result. Spinning on ibv_poll_cq, the CQ and the provider's poll function
+ * stay in registers across the turns (the inline ibv_poll_cq reloads both
+ * through the CQ's context at every call): a turn is the call and two
+ * tests, as the wait needs no more until the stop rules' look. */
+static inline __attribute__((always_inline)) int poll_turns(const struct lat_run *r, bool recv,
+							    struct ibv_wc *wc, uint64_t *hw_ns,
+							    unsigned turns)
+{
+	int n;
+
+	if (__builtin_expect(r->plain_poll, 1)) {
+		struct ibv_cq *cq = r->cq[recv];
+		int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+
+		do
+			n = poll_fn(cq, 1, wc);
+		while (n == 0 && --turns);
+		return n;
+	}
+	do
+		n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
+	while (n == 0 && --turns);
+	return n;
+}
+
+/* wait_cq spinning, past LAT_SPINS_PER_CHECK polls that found nothing (n
+ * 0), a completion (1) or an error (< 0). */
 static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, bool hooks,
 						  const char *side, struct ibv_wc *wc, uint64_t *hw_ns,
 						  int n)
 {
-	unsigned spins = 0;
 	uint64_t now;
 
 	for (;;) {
@@ -313,12 +357,10 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
 			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;
 		}
-		if (++spins % LAT_SPINS_PER_CHECK == 0) {
-			now = pt_now_ns();
-			if (!lat_waiting(r, now, "completion"))
-				return wait_ended(r, now);
-		}
-		n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
+		now = pt_now_ns();
+		if (!lat_waiting(r, now, "completion"))
+			return wait_ended(r, now);
+		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK);
 	}
 }
 
@@ -326,19 +368,22 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
  * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
  * time with the hooks on (the out-of-line waits pass it in r->t_cqe). The
- * spinning case's first poll is inline: on a fast link it is the only one. */
+ * spinning case's first LAT_SPINS_PER_CHECK polls are inline: on a fast
+ * link the completion comes within them, and the wait costs no call. */
 static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv, bool hooks,
 							 const char *side, struct ibv_wc *wc,
 							 uint64_t *hw_ns, uint64_t *t)
 {
 	int n;
 
-	if (r->events)
+	if (__builtin_expect(r->events, 0)) {
 		n = wait_cq_events(r, recv, hooks, side, wc, hw_ns);
-	else if (n = pt_poll_cq(r->res, recv, 1, wc, hw_ns), __builtin_expect(n == 1, 1))
-		return cqe_taken(r, recv, hooks, side, wc, t);
-	else
+	} else {
+		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK);
+		if (__builtin_expect(n == 1, 1))
+			return cqe_taken(r, recv, hooks, side, wc, t);
 		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
+	}
 	*t = r->t_cqe;
 	return n;
 }
@@ -396,15 +441,41 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
 	return h->held ? LAT_HELD : LAT_EVENTS;
 }
 
-/* The run's send WR: the old post API inline (one call), the new one
- * (ibv_wr_*) in post.c, which also says why a post failed. */
-static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r)
+/* The run's send WR. The loop's verb op (a constant in each loop) with the
+ * new post API, when the run posts it plainly (lat_fast_op): inline, the
+ * builder after wr_start and the setter after the builder
+ * (docs/upstream-behaviour.md §10). The old post API inline (one call).
+ * The rest, and a failed post (said), in post.c. */
+static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op)
 {
 	struct pt_qp *q = &r->res->qps[0];
+	const struct pt_lat_wrs *w = &r->wrs;
 	struct ibv_send_wr *bad;
+	int rc;
 
-	if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0))
+	if (__builtin_expect(r->fast_op == (int)op, 1)) {
+		struct ibv_qp_ex *qx = q->qpx;
+
+		ibv_wr_start(qx);
+		qx->wr_id = w->send.wr_id;
+		qx->wr_flags = w->send.send_flags;
+		if (op == IBV_WR_RDMA_READ)
+			ibv_wr_rdma_read(qx, w->rkey, w->raddr);
+		else if (op == IBV_WR_RDMA_WRITE)
+			ibv_wr_rdma_write(qx, w->rkey, w->raddr);
+		else
+			ibv_wr_send(qx);
+		if (w->inl)
+			ibv_wr_set_inline_data(qx, (void *)(uintptr_t)w->send_sge.addr,
+					       w->send_sge.length);
+		else
+			ibv_wr_set_sge(qx, w->send_sge.lkey, w->send_sge.addr, w->send_sge.length);
+		rc = ibv_wr_complete(qx);
+		if (__builtin_expect(rc != 0, 0))
+			return pt_lat_post_failed(rc);
+	} else if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
 		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
+	}
 	q->posted = 1;   /* as pt_lat_post_send: the signaling rule restarts */
 	return 0;
 }
@@ -413,13 +484,13 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
  * stamp: the hook reads no clock of its own) and wait for its completion. */
 static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
 							  const char *side, enum lat_hooks how,
-							  struct pt_hook_pairs *h)
+							  struct pt_hook_pairs *h, enum ibv_wr_opcode op)
 {
 	struct ibv_wc wc;
 	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (lat_post_send(r))
+	if (lat_post_send(r, op))
 		return -1;
 	if (how == LAT_HELD)
 		h->pos->t_first_ns = now;
@@ -549,7 +620,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	if (recv && lat_repost(r, now, i, how, h))
 		return -1;
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h);
+	return post_one(r, i, now, side, how, h, IBV_WR_SEND);
 }
 
 /* send_lat's iteration i: the receive (recv: one is due), the rest. */
@@ -659,7 +730,7 @@ static int wait_byte(struct lat_run *r, uint8_t want)
 static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r, uint64_t i,
 							       const char *side, enum lat_hooks how,
 							       struct pt_hook_pairs *h,
-							       const struct lat_plain *p)
+							       const struct lat_plain *p, enum ibv_wr_opcode op)
 {
 	const struct pt_loop *l = r->l;
 	uint64_t now;
@@ -668,18 +739,19 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 		pt_lat_gap(l->opt.lat_gap_ns);
 	now = pt_now_ns();
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h);
+	return post_one(r, i, now, side, how, h, op);
 }
 
 /* The same, in the loop's copy: hooks off, or held or not. */
 static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
 								  const char *side, bool hooks,
 								  struct pt_hook_pairs *h,
-								  const struct lat_plain *p)
+								  const struct lat_plain *p,
+								  enum ibv_wr_opcode op)
 {
 	if (hooks && lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
-		return lat_post_iter(r, i, side, LAT_EVENTS, h, p);
-	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p);
+		return lat_post_iter(r, i, side, LAT_EVENTS, h, p, op);
+	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p, op);
 }
 
 static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks, bool plain)
@@ -699,7 +771,7 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 		if ((client || i > 0) && (rc = wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
 			break;
 		*payload_last = (uint8_t)(i + 1);
-		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p)) <= 0)
+		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p, IBV_WR_RDMA_WRITE)) <= 0)
 			break;
 	}
 	/* the server's last write is answered once more */
@@ -744,7 +816,7 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	int rc = 1;
 
 	for (i = 0; more(r, i, p); i++)
-		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p)) <= 0)
+		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p, IBV_WR_RDMA_READ)) <= 0)
 			break;
 	return lat_out(r, rc, i, hooks, false, &h);
 }

@@ -8,6 +8,7 @@
  * the UD AH and GRH room. Include after <cmocka.h>; one test file only. */
 #ifndef PT_FAKE_VERBS_H
 #define PT_FAKE_VERBS_H
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +65,7 @@ struct fake {
 	bool per_iteration;         /* latency: every WR is number 0 of its QP */
 	bool imm_in;                /* the peer's messages carry immediate data */
 	uint64_t fail_sig;          /* this signaled WR (1-based) fails; 0: none */
+	uint64_t fail_post_from;    /* post calls from this one (1-based) fail, ENOMEM; 0: none */
 	uint64_t interrupt_after;   /* SIGINT after this many polled CQEs; 0: never */
 	int closed, finished;       /* the peer watch's answers */
 	/* what it saw */
@@ -207,6 +209,8 @@ static inline int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 
 	(void)bad;
 	f->post_calls++;
+	if (f->fail_post_from && f->post_calls >= f->fail_post_from)
+		return ENOMEM;
 	for (; wr; wr = wr->next) {
 		if (n < 64)
 			addrs[n++] = wr->sg_list[0].addr;
@@ -369,6 +373,8 @@ static inline int x_complete(struct ibv_qp_ex *qx)
 	uint64_t addrs[64];
 
 	f->post_calls++;
+	if (f->fail_post_from && f->post_calls >= f->fail_post_from)
+		return ENOMEM;
 	for (unsigned j = 0; j < X(qx)->n; j++) {
 		accept_wr(f, i, &X(qx)->wr[j], cur_loop);
 		addrs[j] = X(qx)->wr[j].addr;

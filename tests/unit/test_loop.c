@@ -668,6 +668,71 @@ static void test_lat_write_pingpong(void **state)
 	fake_free(f);
 }
 
+static int lat_write(const struct pt_loop *l, void *m) { return pt_run_lat_write(l, m); }
+
+/* One latency run of verb op with the post API qpx and inline or not: every
+ * WR checked by the fake (opcode, length, lkey, target, flags), one post
+ * call per iteration. post_fail: post calls from this one fail; the run
+ * then ends with -1 and says so, its earlier iterations kept. */
+static void check_lat_run(enum ibv_wr_opcode op, bool qpx, bool inl, uint64_t post_fail)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	const uint64_t iters = 120;
+	struct fake *f = fake_new_lat(&l, op, iters, qpx);
+	int (*run)(const struct pt_loop *, void *) = op == IBV_WR_SEND ? lat_send :
+						     op == IBV_WR_RDMA_WRITE ? lat_write : lat_read;
+	char err[1024] = "";
+	int rc;
+
+	if (inl)
+		f->run.inline_size = 64;
+	f->echo = op == IBV_WR_SEND;
+	if (op == IBV_WR_RDMA_WRITE) {
+		f->echo_write = true;
+		f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
+	}
+	if (op == IBV_WR_SEND)
+		assert_int_equal(pt_post_recv(&l, 0, 4), 0);
+	f->fail_post_from = post_fail;
+	rc = with_stderr(err, sizeof(err), run, &l, &m);
+	if (post_fail) {
+		assert_int_equal(rc, -1);
+		assert_non_null(strstr(err, "Couldn't post send on QP 0: Cannot allocate memory"));
+		assert_int_equal(f->sends, post_fail - 1);
+		assert_int_equal(m.n, post_fail);   /* stamped, then its post failed */
+	} else {
+		assert_int_equal(rc, 0);
+		assert_string_equal(err, "");
+		assert_int_equal(m.n, iters);
+		assert_int_equal(f->sends, iters);
+		assert_int_equal(f->post_calls, iters);
+	}
+	pt_lat_meas_free(&m);
+	fake_free(f);
+}
+
+/* The latency loops' posts on both APIs: the new API's plain verbs
+ * (READ, WRITE, SEND) are built inline in the loop, the rest (atomics) in
+ * post.c; the fake checks every WR either way, inline data included. */
+static void test_lat_post_apis(void **state)
+{
+	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE, IBV_WR_SEND,
+					   IBV_WR_ATOMIC_FETCH_AND_ADD };
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		for (int qpx = 0; qpx < 2; qpx++)
+			for (int inl = 0; inl < 2; inl++) {
+				bool can_inline = ops[k] == IBV_WR_RDMA_WRITE || ops[k] == IBV_WR_SEND;
+
+				if (inl && !can_inline)
+					continue;
+				check_lat_run(ops[k], qpx, inl, 0);
+				check_lat_run(ops[k], qpx, inl, 9);
+			}
+}
+
 /* read_lat: a failed READ names its iteration as the WR number. */
 static void test_lat_read_error(void **state)
 {
@@ -818,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_lat_write_pingpong),
 		cmocka_unit_test(test_lat_imm_pingpong),
 		cmocka_unit_test(test_lat_read_error),
+		cmocka_unit_test(test_lat_post_apis),
 		cmocka_unit_test(test_bw_send_hooks),
 		cmocka_unit_test(test_bw_send_per_port),
 	};
