@@ -149,16 +149,27 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 }
 
 /* A loop's copy for the plain case: a run of known length into the stamps
- * array (no duration, no histogram): no test of those per iteration, the
- * array in a local (a register; more would be spilled in the hooks' copy).
- * NULL: the general case. */
+ * array (no duration, no histogram), no gap, spinning on ibv_poll_cq, the
+ * loop's verb built inline (lat_fast_op): no test of those per iteration;
+ * the array, the CQs and the provider's poll function in a local
+ * (registers, or one load each). NULL: the general case. */
+typedef int (*lat_poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
 struct lat_plain {
 	uint64_t *stamps;
+	struct ibv_cq *cq[2];
+	lat_poll_fn poll_fn;
 };
 
-static bool lat_is_plain(const struct lat_run *r)
+static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
 {
-	return !r->duration && !r->m->hist;
+	return !r->duration && !r->m->hist && r->plain_poll && r->l->opt.lat_gap_ns == 0 &&
+	       r->fast_op == (int)op;
+}
+
+static struct lat_plain lat_plain_of(const struct lat_run *r)
+{
+	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
+				   .poll_fn = r->cq[0]->context->ops.poll_cq };
 }
 
 /* Iteration i posts now: stamp it; in duration mode only the round trips
@@ -323,10 +334,16 @@ static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv
  * tests, as the wait needs no more until the stop rules' look. */
 static inline __attribute__((always_inline)) int poll_turns(const struct lat_run *r, bool recv,
 							    struct ibv_wc *wc, uint64_t *hw_ns,
-							    unsigned turns)
+							    unsigned turns, const struct lat_plain *p)
 {
 	int n;
 
+	if (p) {
+		do
+			n = p->poll_fn(p->cq[recv], 1, wc);
+		while (n == 0 && --turns);
+		return n;
+	}
 	if (__builtin_expect(r->plain_poll, 1)) {
 		struct ibv_cq *cq = r->cq[recv];
 		int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
@@ -360,7 +377,7 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "completion"))
 			return wait_ended(r, now);
-		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK);
+		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK, NULL);
 	}
 }
 
@@ -372,14 +389,15 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
  * link the completion comes within them, and the wait costs no call. */
 static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv, bool hooks,
 							 const char *side, struct ibv_wc *wc,
-							 uint64_t *hw_ns, uint64_t *t)
+							 uint64_t *hw_ns, uint64_t *t,
+							 const struct lat_plain *p)
 {
 	int n;
 
-	if (__builtin_expect(r->events, 0)) {
+	if (!p && __builtin_expect(r->events, 0)) {
 		n = wait_cq_events(r, recv, hooks, side, wc, hw_ns);
 	} else {
-		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK);
+		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK, p);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
 		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
@@ -446,14 +464,15 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
  * builder after wr_start and the setter after the builder
  * (docs/upstream-behaviour.md §10). The old post API inline (one call).
  * The rest, and a failed post (said), in post.c. */
-static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op)
+static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
+								const struct lat_plain *p)
 {
 	struct pt_qp *q = &r->res->qps[0];
 	const struct pt_lat_wrs *w = &r->wrs;
 	struct ibv_send_wr *bad;
 	int rc;
 
-	if (__builtin_expect(r->fast_op == (int)op, 1)) {
+	if (p || __builtin_expect(r->fast_op == (int)op, 1)) {
 		struct ibv_qp_ex *qx = q->qpx;
 
 		ibv_wr_start(qx);
@@ -484,13 +503,14 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
  * stamp: the hook reads no clock of its own) and wait for its completion. */
 static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
 							  const char *side, enum lat_hooks how,
-							  struct pt_hook_pairs *h, enum ibv_wr_opcode op)
+							  struct pt_hook_pairs *h, enum ibv_wr_opcode op,
+							  const struct lat_plain *p)
 {
 	struct ibv_wc wc;
 	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (lat_post_send(r, op))
+	if (lat_post_send(r, op, p))
 		return -1;
 	if (how == LAT_HELD)
 		h->pos->t_first_ns = now;
@@ -498,7 +518,7 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 		pt_hook_pair_post(0, i, pt_wrid(0, 0), now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
 	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
-	rc = wait_cq(r, false, how != LAT_OFF, side, &wc, &hw_ns, &t_cqe);
+	rc = wait_cq(r, false, how != LAT_OFF, side, &wc, &hw_ns, &t_cqe, p);
 	if (rc != 1)
 		return rc;
 	if (how == LAT_HELD) {   /* held: no NIC times, and the CQE succeeded (rc 1) */
@@ -549,12 +569,13 @@ general:
  * tells the hooks); 0 at the end of the run, -1 on error. */
 static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uint64_t i,
 							  const char *side, enum lat_hooks how,
-							  struct pt_hook_pairs *h, uint64_t *t)
+							  struct pt_hook_pairs *h, uint64_t *t,
+							  const struct lat_plain *p)
 {
 	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
-	int rc = wait_cq(r, true, how != LAT_OFF, side, &wc, &hw_ns, t);
+	int rc = wait_cq(r, true, how != LAT_OFF, side, &wc, &hw_ns, t, p);
 
 	if (rc <= 0)
 		return rc;
@@ -608,10 +629,10 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 
 	/* with the hooks on, the receive CQE's poll time, just read, is the
 	 * stamp too (no gap between them): one clock read less per iteration */
-	if (how != LAT_OFF && recv && __builtin_expect(l->opt.lat_gap_ns == 0, 1)) {
+	if (how != LAT_OFF && recv && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
 		now = t_recv;
 	} else {
-		if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
+		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
 		now = pt_now_ns();
 	}
@@ -620,7 +641,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	if (recv && lat_repost(r, now, i, how, h))
 		return -1;
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h, IBV_WR_SEND);
+	return post_one(r, i, now, side, how, h, IBV_WR_SEND, p);
 }
 
 /* send_lat's iteration i: the receive (recv: one is due), the rest. */
@@ -634,7 +655,7 @@ static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r
 
 	if (!recv)
 		return lat_send_rest(r, i, false, side, how, h, p, 0);
-	rc = recv_one(r, i, side, how, h, &t_recv);
+	rc = recv_one(r, i, side, how, h, &t_recv, p);
 	if (rc <= 0)
 		return rc;
 	if (how == LAT_HELD && rc == 2)   /* given back: the rest through the hooks */
@@ -644,7 +665,7 @@ static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r
 
 static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks, bool plain)
 {
-	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
 	const struct lat_plain *p = plain ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
@@ -670,7 +691,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
 		uint64_t t_recv = 0;
 
-		if (recv_one(r, i, side, how, &h, &t_recv) <= 0)
+		if (recv_one(r, i, side, how, &h, &t_recv, p) <= 0)
 			rc = -1;
 	}
 	return lat_out(r, rc, i, hooks, true, &h);
@@ -696,8 +717,8 @@ static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
 static int lat_send(struct lat_run *r)
 {
 	if (pt_hooks_on)
-		return lat_is_plain(r) ? lat_send_hooked_plain(r) : lat_send_hooked(r);
-	return lat_is_plain(r) ? lat_send_as(r, false, true) : lat_send_general(r);
+		return lat_is_plain(r, IBV_WR_SEND) ? lat_send_hooked_plain(r) : lat_send_hooked(r);
+	return lat_is_plain(r, IBV_WR_SEND) ? lat_send_as(r, false, true) : lat_send_general(r);
 }
 
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -735,11 +756,11 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	const struct pt_loop *l = r->l;
 	uint64_t now;
 
-	if (__builtin_expect(l->opt.lat_gap_ns != 0, 0))
+	if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
 		pt_lat_gap(l->opt.lat_gap_ns);
 	now = pt_now_ns();
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h, op);
+	return post_one(r, i, now, side, how, h, op, p);
 }
 
 /* The same, in the loop's copy: hooks off, or held or not. */
@@ -756,7 +777,7 @@ static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run
 
 static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks, bool plain)
 {
-	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
 	const struct lat_plain *p = plain ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
@@ -798,8 +819,8 @@ static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
 static int lat_write(struct lat_run *r)
 {
 	if (pt_hooks_on)
-		return lat_is_plain(r) ? lat_write_hooked_plain(r) : lat_write_hooked(r);
-	return lat_is_plain(r) ? lat_write_as(r, false, true) : lat_write_general(r);
+		return lat_is_plain(r, IBV_WR_RDMA_WRITE) ? lat_write_hooked_plain(r) : lat_write_hooked(r);
+	return lat_is_plain(r, IBV_WR_RDMA_WRITE) ? lat_write_as(r, false, true) : lat_write_general(r);
 }
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -809,7 +830,7 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 
 static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks, bool plain)
 {
-	struct lat_plain pl = { r->m->stamps };
+	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
 	const struct lat_plain *p = plain ? &pl : NULL;
 	struct pt_hook_pairs h = { 0 };
 	uint64_t i;
@@ -839,8 +860,8 @@ static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
 static int lat_read(struct lat_run *r)
 {
 	if (pt_hooks_on)
-		return lat_is_plain(r) ? lat_read_hooked_plain(r) : lat_read_hooked(r);
-	return lat_is_plain(r) ? lat_read_as(r, false, true) : lat_read_general(r);
+		return lat_is_plain(r, IBV_WR_RDMA_READ) ? lat_read_hooked_plain(r) : lat_read_hooked(r);
+	return lat_is_plain(r, IBV_WR_RDMA_READ) ? lat_read_as(r, false, true) : lat_read_general(r);
 }
 
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)
