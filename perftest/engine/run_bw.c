@@ -315,16 +315,32 @@ static int wc_failed(const struct pt_loop *l, const struct ibv_wc *wc, bool recv
 	return pt_wc_error(l->res, wc, &at, &l->peer);
 }
 
-/* Retire send completions; each retires every earlier WR of its QP. */
+/* Retire send completions; each retires every earlier WR of its QP.
+ * spins > 1 (a plain poll: no NIC times, a fixed batch): poll up to spins
+ * times while the CQ is empty, the CQ and the provider's poll function in
+ * registers (the inline ibv_poll_cq reloads both through the CQ's context
+ * at every call), so a wait for the link costs a call and two tests a
+ * poll. */
 static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w,
-		     uint64_t *done_total)
+		     uint64_t *done_total, unsigned spins)
 {
 	struct batch *b = &batches[0];
 	struct ibv_wc *wc = b->wc;
 	uint64_t *hw = b->hw, now;      /* NIC CQE times, with hardware timestamps */
-	int n = pt_poll_cq(l->res, false, (int)b->n, wc, hw);
+	int n;
 
-	b->n = pt_poll_batch_next(b->n, n, l->opt.poll_dynamic);
+	if (spins > 1) {
+		struct ibv_cq *cq = l->res->send_cq;
+		int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+		int want = (int)b->n;
+
+		do
+			n = poll_fn(cq, want, wc);
+		while (n == 0 && --spins);
+	} else {
+		n = pt_poll_cq(l->res, false, (int)b->n, wc, hw);
+		b->n = pt_poll_batch_next(b->n, n, l->opt.poll_dynamic);
+	}
 
 	if (n < 0) {
 		pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll on the send CQ failed");
@@ -411,9 +427,13 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 	 * retire WRs (post_window then, or every turn with the pacer), and a
 	 * plain run of -n iterations reads the clock and runs the stop rules
 	 * every SPIN_CHECK empty turns (a run in time, -e or --cpu_util every
-	 * turn). bench/README.md ("Spinning tools: the fit"): one more empty turn
- * of ib_write_bw cost 218 own instructions, now 77 (6.06: 77). */
+	 * turn). Such a run with a plain poll (no pacer, no NIC times, a fixed
+	 * batch) spins in poll_send: up to SPIN_CHECK polls a turn while the
+	 * CQ is empty. bench/README.md ("Spinning tools: the fit"): one more
+	 * empty poll of ib_write_bw cost 218 own instructions, then 77 (6.06:
+	 * 77), now the spin's call and two tests. */
 	const bool timed = w.duration || w.infinite || w.cpu || l->res->channel;
+	const unsigned spin = !timed && !pace && !l->res->hwts && !l->opt.poll_dynamic ? SPIN_CHECK : 1;
 	bool open = true;
 	unsigned idle = 0;
 
@@ -431,7 +451,7 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 		if ((open || pace) && post_window(l, m, iters, &posted, pace))
 			return -1;
 		open = false;
-		if ((n = poll_send(l, m, &w, &done)) < 0)
+		if ((n = poll_send(l, m, &w, &done, spin)) < 0)
 			return -1;
 		if (n > 0)
 			open = true;
@@ -442,8 +462,8 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 			m->interrupted = !w.infinite;
 			break;
 		}
-		if (!timed) {
-			if (n > 0 || ++idle % SPIN_CHECK)
+		if (!timed) {   /* spinning, an empty turn was SPIN_CHECK polls */
+			if (n > 0 || (spin == 1 && ++idle % SPIN_CHECK))
 				continue;
 			now = pt_now_ns();
 		}
@@ -624,7 +644,7 @@ int pt_run_bw_bidir(const struct pt_loop *l, struct pt_bw_meas *m)
 			window_tick(l, &w, m, now);
 		if ((client || t_first) && post_window(l, m, iters, &posted, pace))
 			return -1;
-		if ((ns = poll_send(l, m, &w, &done)) < 0 ||
+		if ((ns = poll_send(l, m, &w, &done, 1)) < 0 ||
 		    (nr = poll_recv(l, &rx, &w, &got, &t_first, &t_last,
 				    w.duration || w.infinite ? UINT64_MAX : want - got)) < 0)
 			return -1;
