@@ -47,6 +47,7 @@ struct lat_run {
 	bool plain_poll;            /* spinning on ibv_poll_cq: no -e, no NIC times */
 	struct ibv_cq *cq[2];       /* QP 0's send (0) and receive (1) CQ */
 	int fast_op;                /* the opcode lat_post_send builds inline, or -1 */
+	bool lazy;                  /* a plain copy runs: i and last_progress follow m->n (lat_sync) */
 };
 
 static void lat_start(struct lat_run *r, uint64_t now)
@@ -124,10 +125,24 @@ static int wait_ended(struct lat_run *r, uint64_t now)
 	return r->failed ? -1 : 0;
 }
 
+/* A plain copy stamps into m->stamps only; the iteration under way and
+ * the last progress (its stamp) are set here, for the slow paths that read
+ * them (lat_waiting, wc_failed). */
+static void lat_sync(struct lat_run *r)
+{
+	uint64_t k = r->m->n;
+
+	if (r->lazy && k) {
+		r->i = k - 1;
+		r->last_progress = r->m->stamps[k - 1];
+	}
+}
+
 /* false once the run must stop: duration over, interrupted, the peer gone
  * or stalled. */
 static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 {
+	lat_sync(r);
 	if (pt_interrupted)
 		return false;
 	if (r->duration && r->started && now >= r->t_end)
@@ -166,8 +181,16 @@ static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
 	       r->fast_op == (int)op;
 }
 
-static struct lat_plain lat_plain_of(const struct lat_run *r)
+/* A plain copy's start: its local; the send WR's id and flags, the same
+ * for every WR of the run, set once (the builder reads them, nothing of
+ * the run writes them again: lat_post_send). */
+static struct lat_plain lat_plain_of(struct lat_run *r)
 {
+	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
+
+	r->lazy = true;
+	qx->wr_id = r->wrs.send.wr_id;
+	qx->wr_flags = r->wrs.send.send_flags;
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
 				   .poll_fn = r->cq[0]->context->ops.poll_cq };
 }
@@ -180,15 +203,15 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	struct pt_lat_meas *m = r->m;
 	bool keep = !r->duration;
 
-	r->i = i;
-	/* a post follows a completion (or the peer's write): progress enough
-	 * for the stall rule, without a clock read per CQE */
-	r->last_progress = now;
-	if (p) {
+	if (p) {   /* r->i and r->last_progress: lat_sync */
 		p->stamps[i] = now;
 		m->n = i + 1;
 		return;
 	}
+	r->i = i;
+	/* a post follows a completion (or the peer's write): progress enough
+	 * for the stall rule, without a clock read per CQE */
+	r->last_progress = now;
 	if (r->duration) {
 		if (!r->started)
 			lat_start(r, now);
@@ -207,9 +230,12 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 
 /* A failed completion on QP 0: said on stderr, -1. Sends restart their
  * numbering every iteration (post_one): the iteration is the WR's number. */
-static int wc_failed(const struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side)
+static int wc_failed(struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side)
 {
-	struct pt_wc_where at = {
+	struct pt_wc_where at;
+
+	lat_sync(r);
+	at = (struct pt_wc_where){
 		.side = side, .recv = recv, .qp = 0, .seq = recv ? pt_wrid_index(wc->wr_id) : r->i,
 	};
 
@@ -476,8 +502,10 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 		struct ibv_qp_ex *qx = q->qpx;
 
 		ibv_wr_start(qx);
-		qx->wr_id = w->send.wr_id;
-		qx->wr_flags = w->send.send_flags;
+		if (!p) {   /* the plain copy set them (lat_plain_of) */
+			qx->wr_id = w->send.wr_id;
+			qx->wr_flags = w->send.send_flags;
+		}
 		if (op == IBV_WR_RDMA_READ)
 			ibv_wr_rdma_read(qx, w->rkey, w->raddr);
 		else if (op == IBV_WR_RDMA_WRITE)

@@ -59,6 +59,7 @@ struct fake {
 	uint8_t *buf;
 	/* behaviour */
 	bool silent;                /* completes nothing: a dead or frozen peer */
+	uint64_t silent_after;      /* completes nothing once this many CQEs were polled; 0: never */
 	bool arrive;                /* a posted receive completes at once (a sender) */
 	bool echo;                  /* each send brings the peer's answer */
 	bool echo_write;            /* write_lat's peer: answers our count + 1 in our region */
@@ -299,7 +300,7 @@ static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		f->poll_min[side] = n;
 	if (n > f->poll_max[side])
 		f->poll_max[side] = n;
-	if (f->silent)
+	if (f->silent || (f->silent_after && f->polled >= f->silent_after))
 		return 0;
 	for (; k < n && r->head != r->tail; k++) {
 		wc[k] = r->wc[r->head++ % RING];

@@ -754,6 +754,54 @@ static void test_lat_read_error(void **state)
 	fake_free(f);
 }
 
+/* read_lat's slow paths on both copies of the loop (qpx: the plain one,
+ * which stamps into the array only and sets the iteration under way and
+ * the last progress when a slow path needs them): a failed READ names its
+ * iteration; a peer that goes away after 30 iterations is said with the
+ * iteration under way; a peer that stays silent ends the run by the stall
+ * rule, its time counted from the last stamp. */
+static void test_lat_read_slow_paths(void **state)
+{
+	(void)state;
+	for (int qpx = 0; qpx < 2; qpx++) {
+		struct pt_loop l;
+		struct pt_lat_meas m;
+		struct fake *f = fake_new_lat(&l, IBV_WR_RDMA_READ, 100, qpx);
+		char err[2048];
+		uint64_t t0;
+
+		f->fail_sig = 38;
+		assert_int_equal(with_stderr(err, sizeof(err), lat_read, &l, &m), -1);
+		assert_int_equal(m.n, 38);
+		assert_non_null(strstr(err, "send WR #37 "));
+		pt_lat_meas_free(&m);
+		fake_free(f);
+
+		f = fake_new_lat(&l, IBV_WR_RDMA_READ, 100, qpx);
+		f->silent_after = 30;
+		f->closed = 1;
+		assert_int_equal(with_stderr(err, sizeof(err), lat_read, &l, &m), -1);
+		assert_int_equal(m.n, 31);
+		assert_non_null(strstr(err, "went away during the run"));
+		assert_non_null(strstr(err, ": 30 of 100 iterations done"));
+		pt_lat_meas_free(&m);
+		fake_free(f);
+
+		f = fake_new_lat(&l, IBV_WR_RDMA_READ, 100, qpx);
+		f->silent_after = 10;
+		l.opt.stall_ns = 200000000ull;
+		t0 = pt_now_ns();
+		assert_int_equal(with_stderr(err, sizeof(err), lat_read, &l, &m), -1);
+		assert_int_equal(m.n, 11);
+		assert_non_null(strstr(err, "No completion for"));
+		/* from iteration 10's stamp, after t0 */
+		assert_true(m.stamps[10] > t0);
+		assert_true(pt_now_ns() - m.stamps[10] >= l.opt.stall_ns);
+		pt_lat_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* The hooks fire from the narrow loop: one post event per WR (post_one
  * for the plain ones), one completion per CQE. */
 struct hook_counts {
@@ -884,6 +932,7 @@ int main(void)
 		cmocka_unit_test(test_lat_imm_pingpong),
 		cmocka_unit_test(test_lat_read_error),
 		cmocka_unit_test(test_lat_post_apis),
+		cmocka_unit_test(test_lat_read_slow_paths),
 		cmocka_unit_test(test_bw_send_hooks),
 		cmocka_unit_test(test_bw_send_per_port),
 	};
