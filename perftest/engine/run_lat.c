@@ -165,7 +165,8 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 
 /* A loop's copy for the plain case: a run of known length into the stamps
  * array (no duration, no histogram), no gap, spinning on ibv_poll_cq, the
- * loop's verb built inline (lat_fast_op): no test of those per iteration;
+ * loop's verb built inline (lat_fast_op), no immediate data, send_lat's
+ * receives one per call on the QP: no test of those per iteration;
  * the array, the CQs and the provider's poll function in a local
  * (registers, or one load each). NULL: the general case. */
 typedef int (*lat_poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
@@ -178,7 +179,7 @@ struct lat_plain {
 static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
 {
 	return !r->duration && !r->m->hist && r->plain_poll && r->l->opt.lat_gap_ns == 0 &&
-	       r->fast_op == (int)op;
+	       r->fast_op == (int)op && !r->l->opt.imm && (op != IBV_WR_SEND || r->plain_repost);
 }
 
 /* A plain copy's start: its local; the send WR's id and flags, the same
@@ -566,14 +567,15 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
  * receive pair just stored. */
 static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, uint64_t now,
 							    uint64_t i, enum lat_hooks how,
-							    struct pt_hook_pairs *h)
+							    struct pt_hook_pairs *h,
+							    const struct lat_plain *p)
 {
 	struct pt_qp *q = &r->res->qps[0];
 	struct ibv_recv_wr *bad;
 
-	if (!r->duration && q->recv_posted >= r->l->opt.iters)
+	if ((p || !r->duration) && q->recv_posted >= r->l->opt.iters)
 		return 0;   /* none due: the receive pair keeps no repost */
-	if (__builtin_expect(!r->plain_repost || PT_PROBE_ON(post_recv), 0))
+	if (__builtin_expect((!p && !r->plain_repost) || PT_PROBE_ON(post_recv), 0))
 		goto general;
 	r->wrs.recv.wr_id = pt_wrid(0, q->recv_posted);
 	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
@@ -617,7 +619,7 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uin
 		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
 	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
 			       how != LAT_OFF ? *t : pt_now_ns());
-	if (__builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
+	if (!p && __builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;
 	return rc;
 }
@@ -666,7 +668,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	}
 	/* the receive is reposted at the iteration's stamp, before its send:
 	 * the peer's next message can come only after that */
-	if (recv && lat_repost(r, now, i, how, h))
+	if (recv && lat_repost(r, now, i, how, h, p))
 		return -1;
 	lat_stamp(r, i, now, p);
 	return post_one(r, i, now, side, how, h, IBV_WR_SEND, p);
