@@ -165,21 +165,24 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 
 /* A loop's copy for the plain case: a run of known length into the stamps
  * array (no duration, no histogram), no gap, spinning on ibv_poll_cq, the
- * loop's verb built inline (lat_fast_op), no immediate data, send_lat's
- * receives one per call on the QP: no test of those per iteration;
- * the array, the CQs and the provider's poll function in a local
- * (registers, or one load each). NULL: the general case. */
+ * loop's verb built inline (lat_fast_op) or the old post API, no immediate
+ * data, send_lat's receives one per call on the QP: no test of those per
+ * iteration; the array, the CQs, the provider's poll function and the new
+ * API's QP (NULL: the old API) in a local (registers, or one load each).
+ * NULL: the general case. */
 typedef int (*lat_poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
 struct lat_plain {
 	uint64_t *stamps;
 	struct ibv_cq *cq[2];
 	lat_poll_fn poll_fn;
+	struct ibv_qp_ex *qx;
 };
 
 static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
 {
 	return !r->duration && !r->m->hist && r->plain_poll && r->l->opt.lat_gap_ns == 0 &&
-	       r->fast_op == (int)op && !r->l->opt.imm && (op != IBV_WR_SEND || r->plain_repost);
+	       (r->fast_op == (int)op || !r->res->qps[0].qpx) && !r->l->opt.imm &&
+	       (op != IBV_WR_SEND || r->plain_repost);
 }
 
 /* A plain copy's start: its local; the send WR's id and flags, the same
@@ -190,10 +193,12 @@ static struct lat_plain lat_plain_of(struct lat_run *r)
 	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
 
 	r->lazy = true;
-	qx->wr_id = r->wrs.send.wr_id;
-	qx->wr_flags = r->wrs.send.send_flags;
+	if (qx) {
+		qx->wr_id = r->wrs.send.wr_id;
+		qx->wr_flags = r->wrs.send.send_flags;
+	}
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
-				   .poll_fn = r->cq[0]->context->ops.poll_cq };
+				   .poll_fn = r->cq[0]->context->ops.poll_cq, .qx = qx };
 }
 
 /* Iteration i posts now: stamp it; in duration mode only the round trips
@@ -424,7 +429,9 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 	if (!p && __builtin_expect(r->events, 0)) {
 		n = wait_cq_events(r, recv, hooks, side, wc, hw_ns);
 	} else {
-		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK, p);
+		/* the hooks' copy polls once inline (the spin's registers would
+		 * push its pair slots out of theirs), then spins out of line */
+		n = poll_turns(r, recv, wc, hw_ns, hooks ? 1 : LAT_SPINS_PER_CHECK, hooks ? NULL : p);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
 		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
@@ -499,8 +506,8 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 	struct ibv_send_wr *bad;
 	int rc;
 
-	if (p || __builtin_expect(r->fast_op == (int)op, 1)) {
-		struct ibv_qp_ex *qx = q->qpx;
+	if (p ? p->qx != NULL : __builtin_expect(r->fast_op == (int)op, 1)) {
+		struct ibv_qp_ex *qx = p ? p->qx : q->qpx;
 
 		ibv_wr_start(qx);
 		if (!p) {   /* the plain copy set them (lat_plain_of) */
@@ -533,13 +540,13 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
 							  const char *side, enum lat_hooks how,
 							  struct pt_hook_pairs *h, enum ibv_wr_opcode op,
-							  const struct lat_plain *p)
+							  const struct lat_plain *p, uint64_t *t_done)
 {
 	struct ibv_wc wc;
 	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (lat_post_send(r, op, p))
+	if (lat_post_send(r, op, how == LAT_OFF ? p : NULL))
 		return -1;
 	if (how == LAT_HELD)
 		h->pos->t_first_ns = now;
@@ -558,6 +565,8 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	}
 	PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
 			  how != LAT_OFF ? t_cqe : pt_now_ns());
+	if (t_done)
+		*t_done = t_cqe;
 	return rc;
 }
 
@@ -671,7 +680,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	if (recv && lat_repost(r, now, i, how, h, p))
 		return -1;
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h, IBV_WR_SEND, p);
+	return post_one(r, i, now, side, how, h, IBV_WR_SEND, p, NULL);
 }
 
 /* send_lat's iteration i: the receive (recv: one is due), the rest. */
@@ -781,16 +790,24 @@ static int wait_byte(struct lat_run *r, uint8_t want)
 static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r, uint64_t i,
 							       const char *side, enum lat_hooks how,
 							       struct pt_hook_pairs *h,
-							       const struct lat_plain *p, enum ibv_wr_opcode op)
+							       const struct lat_plain *p, enum ibv_wr_opcode op,
+							       uint64_t *t_last)
 {
 	const struct pt_loop *l = r->l;
 	uint64_t now;
 
-	if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
-		pt_lat_gap(l->opt.lat_gap_ns);
-	now = pt_now_ns();
+	/* read_lat (t_last) with the hooks on: the last CQE's poll time, just
+	 * read, is this post's stamp too (no gap, no wait between them), as
+	 * send_lat does: one clock read less per iteration */
+	if (t_last && how != LAT_OFF && *t_last && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
+		now = *t_last;
+	} else {
+		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
+			pt_lat_gap(l->opt.lat_gap_ns);
+		now = pt_now_ns();
+	}
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h, op, p);
+	return post_one(r, i, now, side, how, h, op, p, t_last);
 }
 
 /* The same, in the loop's copy: hooks off, or held or not. */
@@ -798,11 +815,11 @@ static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run
 								  const char *side, bool hooks,
 								  struct pt_hook_pairs *h,
 								  const struct lat_plain *p,
-								  enum ibv_wr_opcode op)
+								  enum ibv_wr_opcode op, uint64_t *t_last)
 {
 	if (hooks && lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
-		return lat_post_iter(r, i, side, LAT_EVENTS, h, p, op);
-	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p, op);
+		return lat_post_iter(r, i, side, LAT_EVENTS, h, p, op, t_last);
+	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p, op, t_last);
 }
 
 static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks, bool plain)
@@ -822,7 +839,7 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 		if ((client || i > 0) && (rc = wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
 			break;
 		*payload_last = (uint8_t)(i + 1);
-		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p, IBV_WR_RDMA_WRITE)) <= 0)
+		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p, IBV_WR_RDMA_WRITE, NULL)) <= 0)
 			break;
 	}
 	/* the server's last write is answered once more */
@@ -863,11 +880,12 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
 	const struct lat_plain *p = plain ? &pl : NULL;
 	struct pt_hook_pairs h = { 0 };
-	uint64_t i;
+	uint64_t i, t_last = 0;
 	int rc = 1;
 
 	for (i = 0; more(r, i, p); i++)
-		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p, IBV_WR_RDMA_READ)) <= 0)
+		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p, IBV_WR_RDMA_READ,
+					   &t_last)) <= 0)
 			break;
 	return lat_out(r, rc, i, hooks, false, &h);
 }
