@@ -316,11 +316,12 @@ static int wc_failed(const struct pt_loop *l, const struct ibv_wc *wc, bool recv
 }
 
 /* Retire send completions; each retires every earlier WR of its QP.
- * spins > 1 (a plain poll: no NIC times, a fixed batch): poll up to spins
- * times while the CQ is empty, the CQ and the provider's poll function in
- * registers (the inline ibv_poll_cq reloads both through the CQ's context
- * at every call), so a wait for the link costs a call and two tests a
- * poll. */
+ * spins > 1 (a plain poll: no NIC times): poll up to spins times while the
+ * CQ is empty, the CQ and the provider's poll function in registers (the
+ * inline ibv_poll_cq reloads both through the CQ's context at every call),
+ * so a wait for the link costs a call and two tests a poll. A dynamic
+ * batch shrinks after each empty poll as pt_poll_batch_next says, down to
+ * its least size, then stays. */
 static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct window *w,
 		     uint64_t *done_total, unsigned spins)
 {
@@ -332,11 +333,22 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 	if (spins > 1) {
 		struct ibv_cq *cq = l->res->send_cq;
 		int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
-		int want = (int)b->n;
+		const bool dyn = l->opt.poll_dynamic;
+		unsigned want = b->n;
 
-		do
-			n = poll_fn(cq, want, wc);
-		while (n == 0 && --spins);
+		for (;;) {
+			n = poll_fn(cq, (int)want, wc);
+			if (n != 0 || !--spins)
+				break;
+			if (!dyn || want <= PT_POLL_BATCH_MIN) {   /* the size stays */
+				do
+					n = poll_fn(cq, (int)want, wc);
+				while (n == 0 && --spins);
+				break;
+			}
+			want = pt_poll_batch_next(want, 0, true);
+		}
+		b->n = pt_poll_batch_next(want, n, dyn);
 	} else {
 		n = pt_poll_cq(l->res, false, (int)b->n, wc, hw);
 		b->n = pt_poll_batch_next(b->n, n, l->opt.poll_dynamic);
@@ -427,13 +439,12 @@ int pt_run_bw_send(const struct pt_loop *l, struct pt_bw_meas *m)
 	 * retire WRs (post_window then, or every turn with the pacer), and a
 	 * plain run of -n iterations reads the clock and runs the stop rules
 	 * every SPIN_CHECK empty turns (a run in time, -e or --cpu_util every
-	 * turn). Such a run with a plain poll (no pacer, no NIC times, a fixed
-	 * batch) spins in poll_send: up to SPIN_CHECK polls a turn while the
-	 * CQ is empty. bench/README.md ("Spinning tools: the fit"): one more
+	 * turn). Such a run with a plain poll (no pacer, no NIC times) spins
+	 * in poll_send: up to SPIN_CHECK polls a turn while the CQ is empty. bench/README.md ("Spinning tools: the fit"): one more
 	 * empty poll of ib_write_bw cost 218 own instructions, then 77 (6.06:
 	 * 77), now the spin's call and two tests. */
 	const bool timed = w.duration || w.infinite || w.cpu || l->res->channel;
-	const unsigned spin = !timed && !pace && !l->res->hwts && !l->opt.poll_dynamic ? SPIN_CHECK : 1;
+	const unsigned spin = !timed && !pace && !l->res->hwts ? SPIN_CHECK : 1;
 	bool open = true;
 	unsigned idle = 0;
 

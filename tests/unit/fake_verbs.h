@@ -72,6 +72,8 @@ struct fake {
 	/* what it saw */
 	uint64_t sends, signaled, post_calls, recvs, polled, max_inflight;
 	int poll_min[2], poll_max[2];
+	uint64_t polls[2];          /* poll calls of the send [0] / recv [1] CQ */
+	uint64_t polls_big[2];      /* ... that asked for more than PT_POLL_BATCH_MIN */
 	uint64_t recv_calls;            /* ibv_post_recv / srq calls, and their chains */
 	int chain_min, chain_max;   /* the batch asked of the send [0] / recv [1] CQ */
 	uint64_t next_seq[NQP], retired[NQP];
@@ -296,6 +298,8 @@ static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 	int side = r == &f->rcq;
 
+	f->polls[side]++;
+	f->polls_big[side] += n > (int)PT_POLL_BATCH_MIN;
 	if (!f->poll_max[side] || n < f->poll_min[side])
 		f->poll_min[side] = n;
 	if (n > f->poll_max[side])

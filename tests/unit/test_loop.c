@@ -487,6 +487,27 @@ static void test_bw_poll_batch(void **state)
 	pt_bw_meas_free(&m);
 	fake_free(f);
 
+	/* a sender waiting on an empty CQ (its spin in poll_send): the
+	 * dynamic batch halves after each empty poll, 64 -> 32 -> 16, then
+	 * stays; the stall rule still ends the run */
+	f = fake_new(&l, 1, IBV_WR_SEND, 400, false);
+	l.opt.poll_batch = 64;
+	l.opt.poll_dynamic = true;
+	l.opt.stall_ns = 50000000ull;
+	f->silent = true;
+	{
+		char err[512];
+
+		assert_int_equal(with_stderr(err, sizeof(err), bw_send, &l, &m), -1);
+		assert_non_null(strstr(err, "No send completion for"));
+	}
+	assert_int_equal(f->poll_max[0], 64);
+	assert_int_equal(f->poll_min[0], 16);
+	assert_true(f->polls[0] > 64);
+	assert_int_equal(f->polls_big[0], 2);   /* one at 64, one at 32 */
+	pt_bw_meas_free(&m);
+	fake_free(f);
+
 	/* the rule itself: full doubles, under half halves, within 16..1024 */
 	assert_int_equal(pt_poll_batch_next(16, 16, true), 32);
 	assert_int_equal(pt_poll_batch_next(1024, 1024, true), 1024);
