@@ -391,11 +391,13 @@ static inline __attribute__((always_inline)) int poll_turns(const struct lat_run
 	return n;
 }
 
-/* wait_cq spinning, past LAT_SPINS_PER_CHECK polls that found nothing (n
- * 0), a completion (1) or an error (< 0). */
+/* wait_cq spinning, past `polled` polls (at most LAT_SPINS_PER_CHECK) whose
+ * last gave n: nothing (0), a completion (1) or an error (< 0). The stop
+ * rules run every LAT_SPINS_PER_CHECK empty polls, however the inline
+ * part split them. */
 static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, bool hooks,
 						  const char *side, struct ibv_wc *wc, uint64_t *hw_ns,
-						  int n)
+						  int n, unsigned polled)
 {
 	uint64_t now;
 
@@ -406,10 +408,14 @@ static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, 
 			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;
 		}
-		now = pt_now_ns();
-		if (!lat_waiting(r, now, "completion"))
-			return wait_ended(r, now);
-		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK, NULL);
+		if (polled >= LAT_SPINS_PER_CHECK) {
+			now = pt_now_ns();
+			if (!lat_waiting(r, now, "completion"))
+				return wait_ended(r, now);
+			polled = 0;
+		}
+		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK - polled, NULL);
+		polled = LAT_SPINS_PER_CHECK;
 	}
 }
 
@@ -431,10 +437,12 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 	} else {
 		/* the hooks' copy polls once inline (the spin's registers would
 		 * push its pair slots out of theirs), then spins out of line */
-		n = poll_turns(r, recv, wc, hw_ns, hooks ? 1 : LAT_SPINS_PER_CHECK, hooks ? NULL : p);
+		const unsigned turns = hooks ? 1 : LAT_SPINS_PER_CHECK;
+
+		n = poll_turns(r, recv, wc, hw_ns, turns, hooks ? NULL : p);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
-		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n);
+		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
 	}
 	*t = r->t_cqe;
 	return n;
