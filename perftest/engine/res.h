@@ -107,6 +107,22 @@ static inline int pt_poll_cq(struct pt_res *r, bool recv, int n, struct ibv_wc *
 		return ibv_poll_cq(recv ? r->recv_cq : r->send_cq, n, wc);
 	return pt_poll_cq_hw(r, recv, n, wc, hw_ns);
 }
+/* A provider's poll function, as the context's ops hold it. */
+typedef int (*pt_poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
+/* Up to turns polls of cq for n completions while it is empty; the last
+ * poll's result. The caller holds fn and cq (the inline ibv_poll_cq
+ * reloads both through the CQ's context at every call), so a poll of the
+ * spin is a call and two tests (run_lat.c, run_bw.c). */
+static inline int pt_spin_poll(pt_poll_fn fn, struct ibv_cq *cq, int n, struct ibv_wc *wc,
+			       unsigned turns)
+{
+	int got;
+
+	do
+		got = fn(cq, n, wc);
+	while (got == 0 && --turns);
+	return got;
+}
 /* For the hooks: &hw_ns[k] when completion k has a NIC time, else NULL. */
 static inline const uint64_t *pt_hw_ns(const struct pt_res *r, const uint64_t *hw_ns, int k)
 {

@@ -332,7 +332,7 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 
 	if (spins > 1) {
 		struct ibv_cq *cq = l->res->send_cq;
-		int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+		pt_poll_fn poll_fn = cq->context->ops.poll_cq;
 		const bool dyn = l->opt.poll_dynamic;
 		unsigned want = b->n;
 
@@ -341,9 +341,7 @@ static int poll_send(const struct pt_loop *l, struct pt_bw_meas *m, struct windo
 			if (n != 0 || !--spins)
 				break;
 			if (!dyn || want <= PT_POLL_BATCH_MIN) {   /* the size stays */
-				do
-					n = poll_fn(cq, (int)want, wc);
-				while (n == 0 && --spins);
+				n = pt_spin_poll(poll_fn, cq, (int)want, wc, spins);
 				break;
 			}
 			want = pt_poll_batch_next(want, 0, true);

@@ -170,11 +170,10 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
  * iteration; the array, the CQs, the provider's poll function and the new
  * API's QP (NULL: the old API) in a local (registers, or one load each).
  * NULL: the general case. */
-typedef int (*lat_poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
 struct lat_plain {
 	uint64_t *stamps;
 	struct ibv_cq *cq[2];
-	lat_poll_fn poll_fn;
+	pt_poll_fn poll_fn;
 	struct ibv_qp_ex *qx;
 };
 
@@ -370,21 +369,10 @@ static inline __attribute__((always_inline)) int poll_turns(const struct lat_run
 {
 	int n;
 
-	if (p) {
-		do
-			n = p->poll_fn(p->cq[recv], 1, wc);
-		while (n == 0 && --turns);
-		return n;
-	}
-	if (__builtin_expect(r->plain_poll, 1)) {
-		struct ibv_cq *cq = r->cq[recv];
-		int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
-
-		do
-			n = poll_fn(cq, 1, wc);
-		while (n == 0 && --turns);
-		return n;
-	}
+	if (p)
+		return pt_spin_poll(p->poll_fn, p->cq[recv], 1, wc, turns);
+	if (__builtin_expect(r->plain_poll, 1))
+		return pt_spin_poll(r->cq[recv]->context->ops.poll_cq, r->cq[recv], 1, wc, turns);
 	do
 		n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
 	while (n == 0 && --turns);
