@@ -193,6 +193,85 @@ def called_only_from(p: Profile, roots: Iterable[str]) -> set[str]:
     return out
 
 
+Key = tuple[str, Optional[str]]      # (function, object)
+
+
+def per_wr_callers(p: Profile, own: Callable[[str], bool], n: int) -> set[Key]:
+    """The own functions that call a provider function at least n times in
+    all (n: the run's WRs): those that post and poll per WR. Found by the call
+    graph alone, so a stripped build's loop is found as ours is."""
+    calls: dict[Key, int] = {}
+    callers: dict[Key, set[Key]] = {}
+    for f in p.funcs:
+        if classify(f.obj, own) != PROVIDER:
+            continue
+        for c, obj, k in f.callers:
+            if classify(obj, own) == OWN:
+                calls[(f.fn, f.obj)] = calls.get((f.fn, f.obj), 0) + k
+                callers.setdefault((f.fn, f.obj), set()).add((c, obj))
+    return {c for fn, k in calls.items() if k >= n for c in callers[fn]}
+
+
+def loop_drivers(p: Profile, roots: set[Key], own: Callable[[str], bool], least: int) -> set[Key]:
+    """The roots and the own functions that call into the set at least `least`
+    times in all (a loop around posting or polling, per WR or per CQE),
+    transitively; a function that calls it a few times (main calling the
+    loop once) is not one."""
+    edges: dict[Key, dict[Key, int]] = {}          # callee -> caller -> calls
+    for f in p.funcs:
+        if classify(f.obj, own) != OWN:
+            continue
+        for c, obj, k in f.callers:
+            if classify(obj, own) == OWN:
+                e = edges.setdefault((f.fn, f.obj), {})
+                e[(c, obj)] = e.get((c, obj), 0) + k
+    out = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        into: dict[Key, int] = {}
+        for callee, cs in edges.items():
+            if callee in out:
+                for c, k in cs.items():
+                    if c != callee:
+                        into[c] = into.get(c, 0) + k
+        for c, k in into.items():
+            if c not in out and k >= least:
+                out.add(c)
+                grew = True
+    return out
+
+
+def loop_code(p: Profile, own: Callable[[str], bool], n: int) -> set[Key]:
+    """A run's loop by the call graph (n: its WRs): the own functions that
+    call a provider function n times or more, the functions that drive them
+    (calling into them at least n/1000 times, 3 at least), and what runs
+    only under those. A report phase that runs after the loop, and set-up,
+    are left out, in a stripped build as in ours."""
+    drivers = loop_drivers(p, per_wr_callers(p, own, n), own, max(3, n // 1000))
+    return own_under(p, drivers, own)
+
+
+def own_under(p: Profile, roots: set[Key], own: Callable[[str], bool]) -> set[Key]:
+    """The roots and every own function all of whose callers are in the set
+    (by function and object: stripped builds name functions by address,
+    which two objects can share). A function with a caller elsewhere is out:
+    the side that understates the loop."""
+    callers: dict[Key, set[Key]] = {}
+    for f in p.funcs:
+        if classify(f.obj, own) == OWN:
+            callers.setdefault((f.fn, f.obj), set()).update((c, o) for c, o, _ in f.callers)
+    out = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        for key, cs in callers.items():
+            if key not in out and cs and cs <= out:
+                out.add(key)
+                grew = True
+    return out
+
+
 def busiest_callee(p: Profile, own: Callable[[str], bool]) -> Optional[Func]:
     """The provider function the tool's own code calls most often: in a
     send loop that is the provider's poll_cq, called once per loop turn

@@ -239,6 +239,55 @@ def run_end_functions():
 
 
 @case
+def loop_by_call_graph():
+    """loop_code: the per-WR posting and polling functions, what drives them and what
+    runs only under them; not a report after the loop (a stripped build's sort and its
+    comparison function, its BW peak), nor set-up, nor main that calls the loop once"""
+    f = cg.Func
+    s06 = "/usr/bin/ib_read_lat"
+    msort = "msort_with_tmp.part.0"
+    p = cg.Profile(100, s06, [
+        f("???", "0x59f0", s06, 400, 0, []),                               # main
+        f("???", "0x21f00", s06, 2_000_000, 1, [("0x59f0", s06, 1)]),      # the loop
+        f("???", "0x2ca0", RXE, 5_000_000, 160_000, [("0x21f00", s06, 160_000)]),   # poll
+        f("???", "0x3cc0", RXE, 1_400_000, 8000, [("0x21f00", s06, 8000)]),         # post
+        f("???", "0x1b410", s06, 70_000, 3, [("0x59f0", s06, 3)]),         # set-up
+        f("???", "0x4000", RXE, 900, 5, [("0x1b410", s06, 5)]),            # create QP
+        f("???", "0x15c70", s06, 280_000, 1, [("0x59f0", s06, 1)]),       # the report
+        f("./stdlib/msort.c", "qsort", LIBC, 96, 1, [("0x15c70", s06, 1)]),
+        f("./stdlib/msort.c", msort, LIBC, 1_800_000, 8000, [("qsort", LIBC, 1)]),
+        f("???", "0xb740", s06, 690_000, 92_000, [(msort, LIBC, 92_000)]),   # comparison
+        f("???", "0x281d0", s06, 880_000, 2, [("0x59f0", s06, 2)]),        # clock guess
+    ])
+    own = cg.own_objects(s06, [])
+    eq(cg.loop_code(p, own, 8000), {("0x21f00", s06)})
+    # ours: post_window drives pt_post_send (a WR each), pt_run_bw_send drives both,
+    # the peak tracker runs only under them; the flow that calls the loop once is out
+    q = cg.Profile(100, EXE, [
+        f("/src/perftest/tools/send_bw.c", "pt_send_bw_flow", EXE, 500, 1, []),
+        f("/src/perftest/engine/run_bw.c", "pt_run_bw_send", EXE, 800, 1,
+          [("pt_send_bw_flow", EXE, 1)]),
+        f("/src/perftest/engine/run_bw.c", "post_window", EXE, 300, 80,
+          [("pt_run_bw_send", EXE, 80)]),
+        f("/src/perftest/engine/post.c", "pt_post_send", EXE, 700, 8000,
+          [("post_window", EXE, 8000)]),
+        f("???", "0x4a20", RXE, 900, 8000, [("pt_post_send", EXE, 8000)]),
+        f("/src/perftest/engine/run_bw.c", "poll_send", EXE, 20, 142,
+          [("pt_run_bw_send", EXE, 142)]),
+        f("???", "0x2ca0", RXE, 900, 150, [("poll_send", EXE, 150)]),
+        f("/src/perftest/report/bw_peak.c", "pt_bw_peak_complete_slow", EXE, 650, 80,
+          [("poll_send", EXE, 80)]),
+        f("/src/perftest/report/results.c", "pt_report_bw", EXE, 90, 1,
+          [("pt_send_bw_flow", EXE, 1)]),
+    ])
+    eq(cg.loop_code(q, cg.own_objects(EXE, []), 8000),
+       {(fn, EXE) for fn in ("pt_run_bw_send", "post_window", "pt_post_send", "poll_send",
+                             "pt_bw_peak_complete_slow")})
+    m = instructions.measure(q, 8000, [], 0)
+    eq((m.loop_cg, m.loop_cg_report), (800 + 300 + 700 + 20 + 650, 650))
+
+
+@case
 def loop_row():
     """the loop row: own code less the report phase and the plugin's run start and end"""
     from pathlib import Path
