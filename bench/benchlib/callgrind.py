@@ -232,12 +232,12 @@ def loop_drivers(p: Profile, roots: set[Key], own: Callable[[str], bool], least:
         into: dict[Key, int] = {}
         for callee, cs in edges.items():
             if callee in out:
-                for c, k in cs.items():
-                    if c != callee:
-                        into[c] = into.get(c, 0) + k
-        for c, k in into.items():
-            if c not in out and k >= least:
-                out.add(c)
+                for caller, k in cs.items():
+                    if caller != callee:
+                        into[caller] = into.get(caller, 0) + k
+        for caller, k in into.items():
+            if caller not in out and k >= least:
+                out.add(caller)
                 grew = True
     return out
 
