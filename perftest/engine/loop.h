@@ -70,6 +70,10 @@ int pt_post_recv(const struct pt_loop *l, int i, uint64_t n);
 int pt_recv_repost(const struct pt_loop *l, int i, bool unlimited);
 /* Post n send WRs (a post list) on QP i; signaled flags per the cq_mod rule. */
 int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
+/* A run's first post on QP q: the send plan (send_wr.h) and q's place. */
+void pt_send_plan_start(const struct pt_loop *l, struct pt_qp *q);
+/* A failed post of QP i (rc: the provider's errno), said on stderr: -1. */
+int pt_post_send_failed(const struct pt_loop *l, int i, int rc);
 /* With l->opt.imm a receive completion must carry immediate data: 0, or -1
  * after saying which completion lacked it (docs/upstream-behaviour.md §5.3). */
 int pt_check_imm(const struct pt_loop *l, const struct ibv_wc *wc);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "loop.h"
+#include "send_wr.h"
 #include "plugin/hooks/hooks.h"
 #include "plugin/hooks/probes.h"
 
@@ -122,17 +123,7 @@ static bool is_atomic(enum ibv_wr_opcode op)
 	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* What WR k of QP i moves: the local buffer, its length, and for RDMA
- * verbs the peer's address (its advertised region, cycled like ours). */
-struct wr_target {
-	void *local;
-	uint32_t len;
-	uint64_t raddr;
-	uint32_t rkey;
-	uint32_t lkey;              /* the null MR's with --use-null-mr */
-};
-
-static void wr_target(const struct pt_loop *l, int i, uint64_t k, struct wr_target *t)
+static void wr_target(const struct pt_loop *l, int i, uint64_t k, struct pt_wr_target *t)
 {
 	const struct pt_qp *q = &l->res->qps[i];
 	size_t off = cycle_offset(l, k);
@@ -154,37 +145,10 @@ static bool use_inline(const struct pt_loop *l)
 	       l->run->size <= (uint64_t)l->run->inline_size;
 }
 
-/* The builder for the tool's verb (docs/upstream-behaviour.md §10: setters follow the builder). */
-static void wr_build(const struct pt_loop *l, struct ibv_qp_ex *qx, const struct wr_target *t)
-{
-	switch (l->opt.opcode) {
-	case IBV_WR_RDMA_WRITE:
-		ibv_wr_rdma_write(qx, t->rkey, t->raddr);
-		break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		ibv_wr_rdma_write_imm(qx, t->rkey, t->raddr, PT_IMM_DATA);
-		break;
-	case IBV_WR_SEND_WITH_IMM:
-		ibv_wr_send_imm(qx, PT_IMM_DATA);
-		break;
-	case IBV_WR_RDMA_READ:
-		ibv_wr_rdma_read(qx, t->rkey, t->raddr);
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		ibv_wr_atomic_cmp_swp(qx, t->rkey, t->raddr, 0, 0);
-		break;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		ibv_wr_atomic_fetch_add(qx, t->rkey, t->raddr, 1);
-		break;
-	default:
-		ibv_wr_send(qx);
-	}
-}
-
 /* A run's first post on QP i: the shared plan (the same for every QP of
  * the run) and the QP's place. The cycle walk and the signaling rule then
  * cost an add and a countdown per WR, not two divisions and a modulo. */
-static void send_plan_start(const struct pt_loop *l, struct pt_qp *q)
+void pt_send_plan_start(const struct pt_loop *l, struct pt_qp *q)
 {
 	struct pt_send_plan *p = &l->res->send_plan;
 	const struct pt_run *run = l->run;
@@ -200,34 +164,6 @@ static void send_plan_start(const struct pt_loop *l, struct pt_qp *q)
 	q->send_lkey = pt_qp_send_lkey(l->res, q);
 }
 
-/* WR k of QP q (the next one): its target, and its flags. WR k of a run
- * is signaled every cq_mod-th and at the last one, so a completion retires
- * every earlier WR of its QP (FIFO). */
-static inline unsigned send_next(const struct pt_loop *l, struct pt_qp *q, uint64_t k,
-				 uint64_t iters, struct wr_target *t)
-{
-	const struct pt_send_plan *p = &l->res->send_plan;
-	size_t off = q->send_off;
-	unsigned flags = p->flags;
-
-	t->local = q->send_buf + off;
-	t->len = p->len;
-	t->raddr = q->remote_addr + off;
-	t->rkey = q->remote_rkey;
-	t->lkey = q->send_lkey;
-	off += p->step;
-	q->send_off = off == p->wrap ? 0 : off;
-	if (q->send_unsig == 0) {
-		q->send_unsig = (uint32_t)l->run->cq_mod - 1;
-		flags |= IBV_SEND_SIGNALED;
-	} else {
-		q->send_unsig--;
-		if (k + 1 == iters)
-			flags |= IBV_SEND_SIGNALED;
-	}
-	return flags;
-}
-
 static int post_send_new(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 {
 	struct pt_qp *q = &l->res->qps[i];
@@ -236,24 +172,21 @@ static int post_send_new(const struct pt_loop *l, int i, unsigned n, uint64_t it
 	ibv_wr_start(qx);
 	for (unsigned j = 0; j < n; j++) {
 		uint64_t k = q->posted + j;
-		struct wr_target t;
-		unsigned flags = send_next(l, q, k, iters, &t);
+		struct pt_wr_target t;
+		unsigned flags = pt_send_next(l, q, k, iters, &t);
 
 		qx->wr_flags = flags;
 		qx->wr_id = pt_wrid(i, k);
-		wr_build(l, qx, &t);
+		pt_wr_build(l->opt.opcode, qx, &t);
 		if (l->opt.ud)
 			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
-		if (flags & IBV_SEND_INLINE)
-			ibv_wr_set_inline_data(qx, t.local, t.len);
-		else
-			ibv_wr_set_sge(qx, t.lkey, (uintptr_t)t.local, t.len);
+		pt_wr_payload(qx, flags, &t);
 	}
 	return ibv_wr_complete(qx);
 }
 
 /* The old API: the remote part of WR j (UD address, RDMA or atomic target). */
-static void old_remote(const struct pt_loop *l, const struct pt_qp *q, const struct wr_target *t,
+static void old_remote(const struct pt_loop *l, const struct pt_qp *q, const struct pt_wr_target *t,
 		       struct ibv_send_wr *wr)
 {
 	enum ibv_wr_opcode op = l->opt.opcode;
@@ -288,8 +221,8 @@ static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t it
 
 		for (unsigned j = 0; j < m; j++) {
 			uint64_t k = q->posted + done + j;
-			struct wr_target t;
-			unsigned flags = send_next(l, q, k, iters, &t);
+			struct pt_wr_target t;
+			unsigned flags = pt_send_next(l, q, k, iters, &t);
 
 			sge[j] = (struct ibv_sge){
 				.addr = (uintptr_t)t.local, .length = t.len, .lkey = t.lkey,
@@ -320,16 +253,20 @@ int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 	int rc;
 
 	if (q->posted == 0)
-		send_plan_start(l, q);
+		pt_send_plan_start(l, q);
 	rc = q->qpx ? post_send_new(l, i, n, iters) : post_send_old(l, i, n, iters);
 
-	if (rc) {
-		fprintf(stderr, " Couldn't post send on QP %d: %s (posted %llu)\n", i, strerror(rc),
-			(unsigned long long)q->posted);
-		return -1;
-	}
+	if (rc)
+		return pt_post_send_failed(l, i, rc);
 	q->posted += n;
 	return 0;
+}
+
+int pt_post_send_failed(const struct pt_loop *l, int i, int rc)
+{
+	fprintf(stderr, " Couldn't post send on QP %d: %s (posted %llu)\n", i, strerror(rc),
+		(unsigned long long)l->res->qps[i].posted);
+	return -1;
 }
 
 /* ------------------------------------------------ the latency loops' WRs -- */
@@ -338,7 +275,7 @@ void pt_lat_wrs_init(const struct pt_loop *l, struct pt_lat_wrs *w)
 {
 	const struct pt_qp *q = &l->res->qps[0];
 	size_t base = l->opt.ud ? (size_t)l->run->cache_line - PT_UD_GRH : 0;
-	struct wr_target t;
+	struct pt_wr_target t;
 
 	memset(w, 0, sizeof(*w));
 	/* WR 0 of a one-WR run: what pt_post_send(l, 0, 1, 1) builds each time */
@@ -378,12 +315,12 @@ int pt_lat_post_send(const struct pt_loop *l, const struct pt_lat_wrs *w)
 
 	if (q->qpx) {
 		struct ibv_qp_ex *qx = q->qpx;
-		const struct wr_target t = { .raddr = w->raddr, .rkey = w->rkey };
+		const struct pt_wr_target t = { .raddr = w->raddr, .rkey = w->rkey };
 
 		ibv_wr_start(qx);
 		qx->wr_id = w->send.wr_id;
 		qx->wr_flags = w->send.send_flags;
-		wr_build(l, qx, &t);
+		pt_wr_build(l->opt.opcode, qx, &t);
 		if (l->opt.ud)
 			ibv_wr_set_ud_addr(qx, q->ah, q->remote_qpn, q->remote_qkey);
 		if (w->inl)

@@ -16,6 +16,7 @@
 #include "util/err.h"
 #include "util/cpustat.h"
 #include "loop.h"
+#include "send_wr.h"
 #include "fault.h"
 #include "perftest/report/bw_peak.h"
 #include "plugin/hooks/hooks.h"
@@ -244,16 +245,102 @@ static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop 
 		     last ? PT_PLUGIN_POST_LAST_SIGNALED : 0, t);
 }
 
-/* Post on every QP as far as its window allows; hooks: the hooks are on
- * (post_window below builds it twice, so neither loop tests them per WR). */
+/* post_window's WRs on QP i when each goes alone (no post list), not UD,
+ * with the new post API and no pacer: the send plan's walk (send_wr.h) in
+ * locals, the builder for op inline, the QP's place written back once. As
+ * pt_post_send posts them, without its call, its loop and its loads per WR. */
+static inline __attribute__((always_inline)) int post_burst(const struct pt_loop *l,
+							    struct pt_bw_meas *m, int i,
+							    uint64_t iters, uint64_t *posted_total,
+							    const bool hooks, uint64_t one_until)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
+	struct ibv_qp_ex *qx = q->qpx;
+	struct pt_bw_peak *peak = m->peak;
+	const enum ibv_wr_opcode op = l->opt.opcode;
+	uint64_t k = q->posted, first = k;
+	uint64_t end = q->completed + (uint64_t)l->run->tx_depth;
+	const struct pt_send_plan *plan = &l->res->send_plan;
+	size_t off, step, wrap;
+	uint32_t unsig, cq_mod = (uint32_t)l->run->cq_mod;
+	struct pt_wr_target t;
+	unsigned flags0;
+	int rc = 0;
+
+	if (iters && end > iters)
+		end = iters;
+	if (k >= end)
+		return 0;
+	if (k == 0)
+		pt_send_plan_start(l, q);
+	off = q->send_off;
+	unsig = q->send_unsig;
+	step = plan->step;
+	wrap = plan->wrap;
+	flags0 = plan->flags;
+	t = (struct pt_wr_target){ .len = plan->len, .rkey = q->remote_rkey, .lkey = q->send_lkey };
+	for (; k < end; k++) {
+		uint64_t now = PT_HOOK_NOW;
+		unsigned flags = flags0;
+
+		if (peak || hooks) {   /* one clock read for the peak and the hooks */
+			now = pt_now_ns();
+			if (peak && pt_bw_peak_post(peak, now)) {
+				rc = peak_nomem();
+				break;
+			}
+		}
+		if (unsig == 0) {
+			unsig = cq_mod - 1;
+			flags |= IBV_SEND_SIGNALED;
+		} else {
+			unsig--;
+			if (k + 1 == iters)
+				flags |= IBV_SEND_SIGNALED;
+		}
+		t.local = q->send_buf + off;
+		t.raddr = q->remote_addr + off;
+		ibv_wr_start(qx);
+		qx->wr_flags = flags;
+		qx->wr_id = pt_wrid(i, k);
+		pt_wr_build(op, qx, &t);
+		pt_wr_payload(qx, flags, &t);
+		rc = ibv_wr_complete(qx);
+		if (__builtin_expect(rc != 0, 0)) {
+			q->posted = k;
+			rc = pt_post_send_failed(l, i, rc);
+			break;
+		}
+		off += step;
+		if (off == wrap)
+			off = 0;
+		PT_PROBE_POST(i, q->qp->qp_num, k, 1, pt_wrid(i, k), now ? now : pt_now_ns());
+		if (hooks) {
+			if (k < one_until)
+				pt_hook_post_one_in(slots, (uint32_t)i, k, pt_wrid(i, k), now);
+			else
+				hook_post_list(l, i, k, iters, now);
+		}
+	}
+	q->posted = k;
+	q->send_off = off;
+	q->send_unsig = unsig;
+	*posted_total += k - first;
+	return rc;
+}
+
+/* Post on every QP as far as its window allows; hooks: the hooks are on;
+ * one: post_burst's case. post_window below builds it four times, so no
+ * loop tests either per WR. */
 static inline __attribute__((always_inline)) int post_window_as(const struct pt_loop *l,
 								struct pt_bw_meas *m,
 								uint64_t iters,
 								uint64_t *posted_total,
 								struct pt_pacer *pace,
-								const bool hooks)
+								const bool hooks, const bool one)
 {
-	unsigned pl = l->opt.post_list;
+	unsigned pl = one ? 1 : l->opt.post_list;
 	/* WRs below it take pt_hook_post_one: one per post, not the last (it
 	 * is forced signaled); one compare per post */
 	const uint64_t one_until = pl != 1 ? 0 : iters ? iters - 1 : UINT64_MAX;
@@ -263,6 +350,11 @@ static inline __attribute__((always_inline)) int post_window_as(const struct pt_
 		/* hooks on: this QP's post slots, fixed for the run */
 		struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
 
+		if (one) {
+			if (post_burst(l, m, i, iters, posted_total, hooks, one_until))
+				return -1;
+			continue;
+		}
 		while ((!iters || q->posted < iters) &&
 		       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
 			uint64_t t = PT_HOOK_NOW, first = q->posted;
@@ -299,9 +391,13 @@ static inline __attribute__((always_inline)) int post_window_as(const struct pt_
 static int post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
 		       uint64_t *posted_total, struct pt_pacer *pace)
 {
+	const bool one = l->opt.post_list == 1 && !l->opt.ud && l->res->qps[0].qpx && !pace;
+
 	if (__builtin_expect(pt_hooks_on, 0))
-		return post_window_as(l, m, iters, posted_total, pace, true);
-	return post_window_as(l, m, iters, posted_total, pace, false);
+		return one ? post_window_as(l, m, iters, posted_total, pace, true, true) :
+			     post_window_as(l, m, iters, posted_total, pace, true, false);
+	return one ? post_window_as(l, m, iters, posted_total, pace, false, true) :
+		     post_window_as(l, m, iters, posted_total, pace, false, false);
 }
 
 /* A failed completion: said on stderr (which QP and WR, the cause), -1. */

@@ -119,6 +119,32 @@ static void test_bw_send_wr_api(void **state)
 	check_bw_send(IBV_WR_ATOMIC_FETCH_AND_ADD, true, 1);
 }
 
+/* A post that fails in the middle of a BW run, on both APIs and both post
+ * paths (post_burst for one WR per post with the new API, post.c for the
+ * rest): said once with the QP and its count, -1, nothing posted after it. */
+static void test_bw_post_fails(void **state)
+{
+	(void)state;
+	for (int v = 0; v < 3; v++) {
+		struct pt_loop l;
+		struct pt_bw_meas m;
+		struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE, 500, v != 1);
+		char err[1024] = "";
+
+		l.opt.post_list = v == 2 ? 4 : 1;
+		f->fail_post_from = 37;
+		assert_int_equal(with_stderr(err, sizeof(err), bw_send, &l, &m), -1);
+		assert_non_null(strstr(err, "Couldn't post send on QP "));
+		assert_non_null(strstr(err, "Cannot allocate memory (posted "));
+		assert_null(strstr(strstr(err, "Couldn't post") + 1, "Couldn't post"));
+		assert_int_equal(f->post_calls, 37);
+		assert_int_equal(f->sends, 36 * l.opt.post_list);
+		assert_int_equal(f->qps[0].posted + f->qps[1].posted, 36 * l.opt.post_list);
+		pt_bw_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* --send_with_imm / --write_with_imm: the WRs carry the imm opcodes, on
  * both post APIs, with every other rule unchanged. */
 static void test_bw_imm_opcodes(void **state)
@@ -936,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_bw_write_post_list),
 		cmocka_unit_test(test_bw_post_list_regressions),
 		cmocka_unit_test(test_bw_send_wr_api),
+		cmocka_unit_test(test_bw_post_fails),
 		cmocka_unit_test(test_bw_imm_opcodes),
 		cmocka_unit_test(test_bw_mem_keys),
 		cmocka_unit_test(test_bw_recv_srq),
