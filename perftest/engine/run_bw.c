@@ -246,40 +246,41 @@ static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop 
 }
 
 /* post_window's WRs on QP i when each goes alone (no post list), not UD,
- * with the new post API and no pacer: the send plan's walk (send_wr.h) in
- * locals, the builder for op inline, the QP's place written back once. As
- * pt_post_send posts them, without its call, its loop and its loads per WR. */
-static inline __attribute__((always_inline)) int post_burst(const struct pt_loop *l,
-							    struct pt_bw_meas *m, int i,
-							    uint64_t iters, uint64_t *posted_total,
-							    const bool hooks, uint64_t one_until)
+ * with the new post API and no pacer, the run's first on the QP done (the
+ * send plan set): the plan's walk (send_wr.h) in locals, the QP's place
+ * written back once; the next signaled WR a compare, not a countdown. op
+ * and inl (1 inline, 0 an SGE, -1 the plan's flag says) are constants of
+ * each copy (post_burst), so the builder and the payload are one call each.
+ * As pt_post_send posts them, without its call, loop and loads per WR. */
+static inline __attribute__((always_inline)) int post_burst_as(const struct pt_loop *l,
+							       struct pt_bw_meas *m, int i,
+							       uint64_t iters, uint64_t *posted_total,
+							       const bool hooks, uint64_t one_until,
+							       const enum ibv_wr_opcode op, const int inl)
 {
 	struct pt_qp *q = &l->res->qps[i];
 	struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
 	struct ibv_qp_ex *qx = q->qpx;
 	struct pt_bw_peak *peak = m->peak;
-	const enum ibv_wr_opcode op = l->opt.opcode;
+	const struct pt_send_plan *plan = &l->res->send_plan;
+	const uint64_t last = iters ? iters - 1 : UINT64_MAX;   /* signaled too */
+	const uint64_t cq_mod = (uint64_t)l->run->cq_mod;
 	uint64_t k = q->posted, first = k;
 	uint64_t end = q->completed + (uint64_t)l->run->tx_depth;
-	const struct pt_send_plan *plan = &l->res->send_plan;
-	size_t off, step, wrap;
-	uint32_t unsig, cq_mod = (uint32_t)l->run->cq_mod;
-	struct pt_wr_target t;
-	unsigned flags0;
+	uint64_t sig_at = k + q->send_unsig;    /* the cq_mod rule's next signaled WR */
+	uint8_t *const buf = q->send_buf;
+	const uint64_t raddr = q->remote_addr;
+	size_t off = q->send_off;
+	const size_t step = plan->step, wrap = plan->wrap;
+	const unsigned flags0 = plan->flags;
+	struct pt_wr_target t = { .len = plan->len, .rkey = q->remote_rkey, .lkey = q->send_lkey };
+	struct pt_hook_post_run hr = { NULL, NULL };
 	int rc = 0;
 
 	if (iters && end > iters)
 		end = iters;
-	if (k >= end)
-		return 0;
-	if (k == 0)
-		pt_send_plan_start(l, q);
-	off = q->send_off;
-	unsig = q->send_unsig;
-	step = plan->step;
-	wrap = plan->wrap;
-	flags0 = plan->flags;
-	t = (struct pt_wr_target){ .len = plan->len, .rkey = q->remote_rkey, .lkey = q->send_lkey };
+	if (hooks)
+		hr = pt_hook_post_run_take(slots, k);
 	for (; k < end; k++) {
 		uint64_t now = PT_HOOK_NOW;
 		unsigned flags = flags0;
@@ -291,24 +292,26 @@ static inline __attribute__((always_inline)) int post_burst(const struct pt_loop
 				break;
 			}
 		}
-		if (unsig == 0) {
-			unsig = cq_mod - 1;
+		if (k == sig_at) {
+			sig_at = k + cq_mod;
 			flags |= IBV_SEND_SIGNALED;
-		} else {
-			unsig--;
-			if (k + 1 == iters)
-				flags |= IBV_SEND_SIGNALED;
+		} else if (k == last) {
+			flags |= IBV_SEND_SIGNALED;
 		}
-		t.local = q->send_buf + off;
-		t.raddr = q->remote_addr + off;
+		t.local = buf + off;
+		t.raddr = raddr + off;
 		ibv_wr_start(qx);
 		qx->wr_flags = flags;
 		qx->wr_id = pt_wrid(i, k);
 		pt_wr_build(op, qx, &t);
-		pt_wr_payload(qx, flags, &t);
+		if (inl < 0)
+			pt_wr_payload(qx, flags, &t);
+		else if (inl)
+			ibv_wr_set_inline_data(qx, t.local, t.len);
+		else
+			ibv_wr_set_sge(qx, t.lkey, (uintptr_t)t.local, t.len);
 		rc = ibv_wr_complete(qx);
 		if (__builtin_expect(rc != 0, 0)) {
-			q->posted = k;
 			rc = pt_post_send_failed(l, i, rc);
 			break;
 		}
@@ -317,16 +320,110 @@ static inline __attribute__((always_inline)) int post_burst(const struct pt_loop
 			off = 0;
 		PT_PROBE_POST(i, q->qp->qp_num, k, 1, pt_wrid(i, k), now ? now : pt_now_ns());
 		if (hooks) {
-			if (k < one_until)
-				pt_hook_post_one_in(slots, (uint32_t)i, k, pt_wrid(i, k), now);
-			else
+			if (k < one_until) {
+				pt_hook_post_run_one(&hr, slots, (uint32_t)i, k, pt_wrid(i, k), now);
+			} else {
+				pt_hook_post_run_give(&hr, slots, k);
+				hr = (struct pt_hook_post_run){ NULL, NULL };
 				hook_post_list(l, i, k, iters, now);
+			}
 		}
 	}
+	if (hooks)
+		pt_hook_post_run_give(&hr, slots, k);
 	q->posted = k;
 	q->send_off = off;
-	q->send_unsig = unsig;
+	q->send_unsig = (uint32_t)(sig_at - k);
 	*posted_total += k - first;
+	return rc;
+}
+
+/* post_burst_as's copies: the tools' plain verbs (WRITE and SEND, inline or
+ * not; READ) with their builder a constant, the rest as the run says. */
+static inline __attribute__((always_inline)) int post_burst(const struct pt_loop *l,
+							    struct pt_bw_meas *m, int i,
+							    uint64_t iters, uint64_t *posted_total,
+							    const bool hooks, uint64_t one_until)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	bool inl;
+
+	if (q->posted >= iters && iters)
+		return 0;
+	if (q->posted == 0)
+		pt_send_plan_start(l, q);
+	inl = l->res->send_plan.flags & IBV_SEND_INLINE;
+	switch (l->opt.opcode) {
+	case IBV_WR_RDMA_WRITE:
+		return inl ? post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_RDMA_WRITE, 1) :
+			     post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_RDMA_WRITE, 0);
+	case IBV_WR_SEND:
+		return inl ? post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_SEND, 1) :
+			     post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_SEND, 0);
+	case IBV_WR_RDMA_READ:
+		return post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_RDMA_READ, 0);
+	default:
+		return post_burst_as(l, m, i, iters, posted_total, hooks, one_until, l->opt.opcode, -1);
+	}
+}
+
+/* post_window's WRs on QP i in the other cases (post lists, UD, the old
+ * API, the pacer): pt_post_send per post. 0 when the window is full or the
+ * run posted, 1 when the pacer says wait (nothing more this window), -1 on
+ * error (said). The hooks' post slots are held across the window. */
+static inline __attribute__((always_inline)) int post_general(const struct pt_loop *l,
+							      struct pt_bw_meas *m, int i,
+							      uint64_t iters, uint64_t *posted_total,
+							      struct pt_pacer *pace, const bool hooks,
+							      unsigned pl, uint64_t one_until)
+{
+	struct pt_qp *q = &l->res->qps[i];
+	struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
+	struct pt_hook_post_run hr = { NULL, NULL };
+	int rc = 0;
+
+	if (hooks)
+		hr = pt_hook_post_run_take(slots, q->posted);
+	while ((!iters || q->posted < iters) &&
+	       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
+		uint64_t t = PT_HOOK_NOW, first = q->posted;
+
+		/* the SW rate limiter; off, a NULL test that always goes one
+		 * way. Its time is the post's stamp: a stamp read apart could
+		 * fall a descheduling later than the pacer's decision and
+		 * shorten the paced run's measured span (test_pace). */
+		if (__builtin_expect(pace != NULL, 0)) {
+			t = pt_now_ns();
+			if (!pt_pacer_allow(pace, pl, t)) {
+				rc = 1;
+				break;
+			}
+		} else if (m->peak || hooks) {   /* one clock read for the peak and the hooks */
+			t = pt_now_ns();
+		}
+		if (m->peak && pt_bw_peak_post(m->peak, t)) {
+			rc = peak_nomem();
+			break;
+		}
+		if (pt_post_send(l, i, pl, iters)) {
+			rc = -1;
+			break;
+		}
+		PT_PROBE_POST(i, q->qp->qp_num, first, pl, pt_wrid(i, first), t ? t : pt_now_ns());
+		/* a plain WR, the bulk of the run, takes the cheaper hook */
+		if (hooks) {
+			if (first < one_until) {
+				pt_hook_post_run_one(&hr, slots, (uint32_t)i, first, pt_wrid(i, first), t);
+			} else {
+				pt_hook_post_run_give(&hr, slots, first);
+				hr = (struct pt_hook_post_run){ NULL, NULL };
+				hook_post_list(l, i, first, iters, t);
+			}
+		}
+		*posted_total += pl;
+	}
+	if (hooks)
+		pt_hook_post_run_give(&hr, slots, q->posted);
 	return rc;
 }
 
@@ -346,44 +443,11 @@ static inline __attribute__((always_inline)) int post_window_as(const struct pt_
 	const uint64_t one_until = pl != 1 ? 0 : iters ? iters - 1 : UINT64_MAX;
 
 	for (int i = 0; i < l->res->num_qps; i++) {
-		struct pt_qp *q = &l->res->qps[i];
-		/* hooks on: this QP's post slots, fixed for the run */
-		struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
+		int rc = one ? post_burst(l, m, i, iters, posted_total, hooks, one_until) :
+			       post_general(l, m, i, iters, posted_total, pace, hooks, pl, one_until);
 
-		if (one) {
-			if (post_burst(l, m, i, iters, posted_total, hooks, one_until))
-				return -1;
-			continue;
-		}
-		while ((!iters || q->posted < iters) &&
-		       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
-			uint64_t t = PT_HOOK_NOW, first = q->posted;
-
-			/* the SW rate limiter; off, a NULL test that always goes one
-			 * way. Its time is the post's stamp: a stamp read apart could
-			 * fall a descheduling later than the pacer's decision and
-			 * shorten the paced run's measured span (test_pace). */
-			if (__builtin_expect(pace != NULL, 0)) {
-				t = pt_now_ns();
-				if (!pt_pacer_allow(pace, pl, t))
-					return 0;
-			} else if (m->peak || hooks) {   /* one clock read for the peak and the hooks */
-				t = pt_now_ns();
-			}
-			if (m->peak && pt_bw_peak_post(m->peak, t))
-				return peak_nomem();
-			if (pt_post_send(l, i, pl, iters))
-				return -1;
-			PT_PROBE_POST(i, q->qp->qp_num, first, pl, pt_wrid(i, first), t ? t : pt_now_ns());
-			/* a plain WR, the bulk of the run, takes the cheaper hook */
-			if (hooks) {
-				if (first < one_until)
-					pt_hook_post_one_in(slots, (uint32_t)i, first, pt_wrid(i, first), t);
-				else
-					hook_post_list(l, i, first, iters, t);
-			}
-			*posted_total += pl;
-		}
+		if (rc)
+			return rc > 0 ? 0 : -1;
 	}
 	return 0;
 }

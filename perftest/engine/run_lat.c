@@ -185,13 +185,14 @@ static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
 }
 
 /* A plain copy's start: its local; the send WR's id and flags, the same
- * for every WR of the run, set once (the builder reads them, nothing of
- * the run writes them again: lat_post_send). */
+ * for every WR of the run, and QP 0's post count, set once (the builder
+ * reads them, nothing of the run writes them again: lat_post_send). */
 static struct lat_plain lat_plain_of(struct lat_run *r)
 {
 	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
 
 	r->lazy = true;
+	r->res->qps[0].posted = 1;   /* what every post sets (lat_post_send); nothing reads it before */
 	if (qx) {
 		qx->wr_id = r->wrs.send.wr_id;
 		qx->wr_flags = r->wrs.send.send_flags;
@@ -427,7 +428,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		 * push its pair slots out of theirs), then spins out of line */
 		const unsigned turns = hooks ? 1 : LAT_SPINS_PER_CHECK;
 
-		n = poll_turns(r, recv, wc, hw_ns, turns, hooks ? NULL : p);
+		n = poll_turns(r, recv, wc, hw_ns, turns, p);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
 		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
@@ -527,7 +528,8 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 	} else if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
 		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
 	}
-	q->posted = 1;   /* as pt_lat_post_send: the signaling rule restarts */
+	if (!p)   /* the plain copy set it once (lat_plain_of) */
+		q->posted = 1;   /* as pt_lat_post_send: the signaling rule restarts */
 	return 0;
 }
 
@@ -542,7 +544,7 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (lat_post_send(r, op, how == LAT_OFF ? p : NULL))
+	if (lat_post_send(r, op, p))
 		return -1;
 	if (how == LAT_HELD)
 		h->pos->t_first_ns = now;

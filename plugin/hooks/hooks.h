@@ -151,6 +151,45 @@ static inline void pt_hook_post_one_in(struct pt_plugin_post_slots *s, uint32_t 
 	pt_hooks_post_one_fn(pt_hooks_post_one_state, qp, seq, wr_id, t_ns);
 }
 
+/* A loop that posts WRs seq, seq + 1, ... of one QP in a row (a BW
+ * window) holds that QP's slots in a local: each WR's time is a store and
+ * one bound test, the sequence tested once when taken. Given back
+ * (pt_hook_post_run_give, with the next WR's sequence) before any other
+ * hook call and when the window ends; a NULL run (not in sequence) takes
+ * the general path at every WR. */
+struct pt_hook_post_run {
+	uint64_t *pos, *lim;
+};
+
+static inline struct pt_hook_post_run pt_hook_post_run_take(const struct pt_plugin_post_slots *s,
+							     uint64_t seq)
+{
+	if (s->next_seq == seq)
+		return (struct pt_hook_post_run){ s->pos, s->lim };
+	return (struct pt_hook_post_run){ NULL, NULL };
+}
+
+static inline void pt_hook_post_run_give(const struct pt_hook_post_run *r,
+					 struct pt_plugin_post_slots *s, uint64_t next_seq)
+{
+	if (r->pos) {
+		s->pos = r->pos;
+		s->next_seq = next_seq;
+	}
+}
+
+static inline void pt_hook_post_run_one(struct pt_hook_post_run *r, struct pt_plugin_post_slots *s,
+					uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	if (__builtin_expect(r->pos < r->lim, 1)) {
+		*r->pos++ = t_ns;
+		return;
+	}
+	pt_hook_post_run_give(r, s, seq);
+	pt_hook_post_one_in(s, qp, seq, wr_id, t_ns);
+	*r = pt_hook_post_run_take(s, seq + 1);
+}
+
 static inline void pt_hook_post_one(uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
 {
 	if (__builtin_expect(pt_hooks_on, 0))

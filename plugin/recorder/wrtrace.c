@@ -505,7 +505,7 @@ void wrt_complete(struct wrt *w, const struct pt_plugin_completion *ev)
 {
 	wrt_pairs_take(w);
 	/* lazy implies in_run; errors are counted as complete_any does */
-	if (wrt_lazy_own_cqe(w, ev) || wrt_lazy_fast_cqe(w, ev)) {
+	if (wrt_lazy_cqe(w, ev)) {
 		w->meta.errors += ev->status != 0;
 		return;
 	}

@@ -445,26 +445,7 @@ static bool lazy_recv_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 
 void wrt_slots_lend(struct wrt *w, uint32_t qp)
 {
-	struct pt_plugin_post_slots *s;
-	struct dq *q;
-	uint64_t n, room;
-
-	if (!w->lazy || qp >= w->nslots)
-		return;
-	q = &w->dq[qp];
-	s = &w->slots[qp];
-	if (q->lent || !q->base_ok || !q->open || !q->one_ok || q->id_step != 1 ||
-	    q->id_next != s->wr_id_base + q->next_seq)
-		return;
-	/* lazy_post1's limits: the chunk's end and the WRs in flight */
-	room = q->room - (q->posted - q->retired);
-	n = q->end - q->pos < room ? q->end - q->pos : room;
-	if (!n)
-		return;
-	s->pos = &w->pool[q->pos];
-	s->lim = s->pos + n;
-	s->next_seq = q->next_seq;
-	q->lent = true;
+	wrt_slots_lend_in(w, qp);
 }
 
 bool wrt_lazy_complete(struct wrt *w, const struct pt_plugin_completion *ev)

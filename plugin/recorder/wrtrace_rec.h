@@ -186,17 +186,12 @@ static inline void wrt_retire_own(struct wrt *w, uint32_t qp, const struct fifo_
 
 /* Count the WRs the tool stored in send queue qp's slots as posted, and
  * take the slots back (nothing lent afterwards). */
-static inline void wrt_slots_take(struct wrt *w, uint32_t qp)
+static inline void wrt_slots_take_lent(struct wrt *w, uint32_t qp, struct dq *q)
 {
-	struct pt_plugin_post_slots *s;
-	struct dq *q;
-	uint64_t n;
+	/* lent implies qp < w->nslots (wrt_slots_lend) */
+	struct pt_plugin_post_slots *s = &w->slots[qp];
+	uint64_t n = (uint64_t)(s->pos - &w->pool[q->pos]);
 
-	if (!w->lazy || qp >= w->nslots || !w->dq[qp].lent)
-		return;
-	q = &w->dq[qp];
-	s = &w->slots[qp];
-	n = (uint64_t)(s->pos - &w->pool[q->pos]);
 	q->pos += n;
 	q->posted += n;
 	q->next_seq += n;
@@ -204,6 +199,12 @@ static inline void wrt_slots_take(struct wrt *w, uint32_t qp)
 	w->meta.wrs += n;
 	s->lim = s->pos;
 	q->lent = false;
+}
+
+static inline void wrt_slots_take(struct wrt *w, uint32_t qp)
+{
+	if (w->lazy && qp < w->nslots && w->dq[qp].lent)
+		wrt_slots_take_lent(w, qp, &w->dq[qp]);
 }
 
 /* Log a CQE that retired the queue's WRs up to end (own: one of its own). */
@@ -222,20 +223,16 @@ static inline void wrt_log_cqe(struct wrt *w, const struct pt_plugin_completion 
 	c->status = (uint16_t)(ev->status > 255 ? 255 : ev->status);
 }
 
-/* A latency loop's CQE, the shortest case of wrt_lazy_fast_cqe below: the
- * queue's oldest outstanding WR, no slots lent or to lend on the queue. */
-static inline bool wrt_lazy_own_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
+/* A latency loop's CQE, the shortest case of wrt_lazy_cqe: the queue's
+ * oldest outstanding WR, no slots lent or to lend on the queue (q: its
+ * queue, qi its index). */
+static inline bool wrt_lazy_own_cqe(struct wrt *w, const struct pt_plugin_completion *ev,
+				    struct dq *q, uint32_t qi, bool recv)
 {
-	const bool recv = ev->flags & PT_PLUGIN_COMP_RECV;
-	const uint32_t qi = recv ? w->nqp + ev->qp : ev->qp;
 	const struct dseg *g;
-	struct dq *q;
 	uint64_t seq;
 
-	if (__builtin_expect(!w->lazy || ev->qp >= w->nqp || w->nlog == w->log_cap, 0))
-		return false;
-	q = &w->dq[qi];
-	if (q->lent || q->base_ok || q->retired == q->posted || q->cur == WRT_NO_SEG)
+	if (q->retired == q->posted || q->cur == WRT_NO_SEG)
 		return false;
 	g = &w->segs[q->cur];
 	seq = recv ? (ev->seq != PT_PLUGIN_SEQ_UNKNOWN ? ev->seq : q->done) : ev->seq;
@@ -248,17 +245,43 @@ static inline bool wrt_lazy_own_cqe(struct wrt *w, const struct pt_plugin_comple
 	return true;
 }
 
-/* The deferred path's common CQEs, without a call: a send CQE whose WR
- * lies in the segment the queue's cursor is in (it retires the WRs before
- * it: lazy_send_cqe's first case; a latency loop's own CQE, a BW loop's
- * every cq_mod-th), or a receive CQE of the queue's oldest outstanding WR
- * (lazy_recv_cqe's case with nothing skipped). One log entry, as those
- * write. Slots the tool holds on the queue are counted first and lent
- * again after (wrt_complete's order), so the
- * caller needs no other step. false: not that case, nothing logged (the
- * slots may have been counted: the general path counts them anyway). */
 void wrt_slots_lend(struct wrt *w, uint32_t qp);
-static inline bool wrt_lazy_fast_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
+/* wrt_slots_lend's body, inline for wrt_lazy_cqe (a BW run's every
+ * cq_mod-th CQE lends again). */
+static inline void wrt_slots_lend_in(struct wrt *w, uint32_t qp)
+{
+	struct pt_plugin_post_slots *s;
+	struct dq *q;
+	uint64_t n, room;
+
+	if (!w->lazy || qp >= w->nslots)
+		return;
+	q = &w->dq[qp];
+	s = &w->slots[qp];
+	if (q->lent || !q->base_ok || !q->open || !q->one_ok || q->id_step != 1 ||
+	    q->id_next != s->wr_id_base + q->next_seq)
+		return;
+	/* lazy_post1's limits: the chunk's end and the WRs in flight */
+	room = q->room - (q->posted - q->retired);
+	n = q->end - q->pos < room ? q->end - q->pos : room;
+	if (!n)
+		return;
+	s->pos = &w->pool[q->pos];
+	s->lim = s->pos + n;
+	s->next_seq = q->next_seq;
+	q->lent = true;
+}
+
+/* The deferred path's common CQEs, without a call: a latency loop's own
+ * CQE (wrt_lazy_own_cqe), a send CQE whose WR lies in the segment the
+ * queue's cursor is in (it retires the WRs before it: lazy_send_cqe's
+ * first case; a BW loop's every cq_mod-th), or a receive CQE of the
+ * queue's oldest outstanding WR (lazy_recv_cqe's case with nothing
+ * skipped). One log entry, as those write. Slots the tool holds on the
+ * queue are counted first and lent again after (wrt_complete's order), so
+ * the caller needs no other step. false: not that case, nothing logged
+ * (the slots may have been counted: the general path counts them anyway). */
+static inline bool wrt_lazy_cqe(struct wrt *w, const struct pt_plugin_completion *ev)
 {
 	const bool recv = ev->flags & PT_PLUGIN_COMP_RECV;
 	const uint32_t qi = recv ? w->nqp + ev->qp : ev->qp;
@@ -269,8 +292,12 @@ static inline bool wrt_lazy_fast_cqe(struct wrt *w, const struct pt_plugin_compl
 	if (__builtin_expect(!w->lazy || ev->qp >= w->nqp || w->nlog == w->log_cap, 0))
 		return false;
 	q = &w->dq[qi];
-	if (!recv)
-		wrt_slots_take(w, ev->qp);
+	if (q->lent) {
+		if (!recv)   /* a receive queue is never lent */
+			wrt_slots_take_lent(w, ev->qp, q);
+	} else if (!q->base_ok && wrt_lazy_own_cqe(w, ev, q, qi, recv)) {
+		return true;
+	}
 	if (q->retired == q->posted || q->cur == WRT_NO_SEG)
 		return false;
 	g = &w->segs[q->cur];
@@ -287,7 +314,7 @@ static inline bool wrt_lazy_fast_cqe(struct wrt *w, const struct pt_plugin_compl
 	q->cur_k += ahead + 1;
 	wrt_log_cqe(w, ev, qi, q->retired, true);
 	if (!recv && q->base_ok)
-		wrt_slots_lend(w, ev->qp);   /* WRs retired: room for more slots */
+		wrt_slots_lend_in(w, ev->qp);   /* WRs retired: room for more slots */
 	return true;
 }
 
