@@ -223,7 +223,7 @@ static void probe_rows(const char *self, double m_in, double m_out, uint64_t ite
 struct fake_nic {
 	struct ibv_context ctx;     /* first: the verbs objects point here */
 	struct ibv_cq cq;
-	struct ibv_qp qp;
+	struct ibv_qp_ex qx;        /* qx.qp_base: the QP, both post APIs */
 	struct ibv_mr mr;
 	uint64_t ring[TX_DEPTH];    /* signaled wr_ids not yet polled */
 	uint64_t head, tail;
@@ -244,6 +244,38 @@ static int nic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 	return 0;
 }
 
+/* The new post API (the tools' default): one WR between start and
+ * complete, as the BW loop posts without a post list; the builders and
+ * setters keep nothing. */
+static void nic_wr_start(struct ibv_qp_ex *qx)
+{
+	(void)qx;
+}
+
+static void nic_wr_send(struct ibv_qp_ex *qx)
+{
+	(void)qx;
+}
+
+static void nic_wr_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	(void)qx, (void)lkey, (void)addr, (void)length;
+}
+
+static void nic_wr_inline(struct ibv_qp_ex *qx, void *addr, size_t length)
+{
+	(void)qx, (void)addr, (void)length;
+}
+
+static int nic_wr_complete(struct ibv_qp_ex *qx)
+{
+	struct fake_nic *n = (struct fake_nic *)qx->qp_base.context;
+
+	if (qx->wr_flags & IBV_SEND_SIGNALED)
+		n->ring[n->tail++ % TX_DEPTH] = qx->wr_id;
+	return 0;
+}
+
 static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 {
 	struct fake_nic *n = (struct fake_nic *)cq->context;
@@ -256,16 +288,23 @@ static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 }
 
 /* The real loop's signal period: CQ_MOD, or the tools' default (100) for
- * real_loop_ir_rows. */
+ * real_loop_ir_rows; its post API (real_loop_ir_rows: both). */
 static uint32_t real_cq_mod = CQ_MOD;
+static bool real_new_api;
 
 static void nic_init(struct fake_nic *n, struct pt_loop *l, uint64_t iters)
 {
 	memset(n, 0, sizeof(*n));
 	n->ctx.ops.post_send = nic_post_send;
 	n->ctx.ops.poll_cq = nic_poll_cq;
-	n->cq.context = n->qp.context = &n->ctx;
-	n->q = (struct pt_qp){ .qp = &n->qp, .send_buf = n->buf, .recv_buf = n->buf + 4096 };
+	n->cq.context = n->qx.qp_base.context = &n->ctx;
+	n->qx.wr_start = nic_wr_start;
+	n->qx.wr_send = nic_wr_send;
+	n->qx.wr_set_sge = nic_wr_sge;
+	n->qx.wr_set_inline_data = nic_wr_inline;
+	n->qx.wr_complete = nic_wr_complete;
+	n->q = (struct pt_qp){ .qp = &n->qx.qp_base, .qpx = real_new_api ? &n->qx : NULL,
+			       .send_buf = n->buf, .recv_buf = n->buf + 4096 };
 	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->cq,
 				  .recv_cq = &n->cq, .num_qps = 1, .qps = &n->q };
 	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = 64, .max_size = 64,
@@ -333,22 +372,25 @@ static void real_loop_ir_rows(const char *self, uint64_t iters)
 	double ir[2][2], peak[2][2];
 	char args[64];
 
-	for (unsigned c = 0; c < 2; c++) {
+	for (unsigned row = 0; row < 4; row++) {
+		const unsigned c = row % 2;
+		const bool new_api = row >= 2;   /* the tools' default; the old API first */
+
 		for (int on = 0; on < 2; on++)
 			for (int k = 0; k < 2; k++) {
-				snprintf(args, sizeof(args), "--real-loop %s %llu %u", on ? "on" : "off",
-					 (unsigned long long)(iters << k), cq_mods[c]);
+				snprintf(args, sizeof(args), "--real-loop %s %llu %u%s", on ? "on" : "off",
+					 (unsigned long long)(iters << k), cq_mods[c], new_api ? " new" : "");
 				ir[on][k] = callgrind_ir_less(self, "pt_run_bw_send", args, peak_fns,
 							      &peak[on][k]);
 				if (ir[on][k] < 0)
 					return;
 			}
 		printf("  run_bw.c's own loop, cq_mod %3u, hooks off %8.2f instr/WR  hooks + recorder "
-		       "%.2f instr/WR: added %+.2f instr/WR (BW peak tracker apart: %.1f instr/WR)\n",
+		       "%.2f instr/WR: added %+.2f instr/WR (BW peak tracker apart: %.1f instr/WR; %s post API)\n",
 		       cq_mods[c], (ir[0][1] - ir[0][0]) / (double)iters,
 		       (ir[1][1] - ir[1][0]) / (double)iters,
 		       (ir[1][1] - ir[1][0] - ir[0][1] + ir[0][0]) / (double)iters,
-		       (peak[0][1] - peak[0][0]) / (double)iters);
+		       (peak[0][1] - peak[0][0]) / (double)iters, new_api ? "new" : "old");
 	}
 }
 
@@ -436,10 +478,11 @@ int main(int argc, char **argv)
 	char err[512], so[4096];
 	bool have_count;
 
-	if (argc == 5 && !strcmp(argv[1], "--real-loop")) {
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "new"))) && !strcmp(argv[1], "--real-loop")) {
 		/* callgrind's run (real_loop_ir_rows): the real loop once, counted */
 		bool on = !strcmp(argv[2], "on");
 
+		real_new_api = argc == 6;
 		iters = strtoull(argv[3], NULL, 10);
 		real_cq_mod = (uint32_t)strtoul(argv[4], NULL, 10);
 		if (iters < 1000 || (!on && strcmp(argv[2], "off")) || !real_cq_mod ||

@@ -246,16 +246,18 @@ static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop 
 }
 
 /* post_window's WRs on QP i when each goes alone (no post list), not UD,
- * with the new post API and no pacer, the run's first on the QP done (the
- * send plan set): the plan's walk (send_wr.h) in locals, the QP's place
- * written back once; the next signaled WR a compare, not a countdown. op
- * and inl (1 inline, 0 an SGE, -1 the plan's flag says) are constants of
- * each copy (post_burst), so the builder and the payload are one call each.
- * As pt_post_send posts them, without its call, loop and loads per WR. */
+ * with the new post API and no pacer, the send plan set, up to the window's
+ * end and before the run's last WR (post_burst posts that one as the other
+ * cases do: it is signaled and the hooks' post_one does not stand for it):
+ * the plan's walk (send_wr.h) in locals, the QP's place written back once;
+ * the next signaled WR a compare, not a countdown. op and inl (1 inline, 0
+ * an SGE, -1 the plan's flag says) are constants of each copy, so the
+ * builder and the payload are one call each. As pt_post_send posts them,
+ * without its call, loop and loads per WR. */
 static inline __attribute__((always_inline)) int post_burst_as(const struct pt_loop *l,
 							       struct pt_bw_meas *m, int i,
-							       uint64_t iters, uint64_t *posted_total,
-							       const bool hooks, uint64_t one_until,
+							       uint64_t end, uint64_t *posted_total,
+							       const bool hooks,
 							       const enum ibv_wr_opcode op, const int inl)
 {
 	struct pt_qp *q = &l->res->qps[i];
@@ -263,10 +265,8 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 	struct ibv_qp_ex *qx = q->qpx;
 	struct pt_bw_peak *peak = m->peak;
 	const struct pt_send_plan *plan = &l->res->send_plan;
-	const uint64_t last = iters ? iters - 1 : UINT64_MAX;   /* signaled too */
 	const uint64_t cq_mod = (uint64_t)l->run->cq_mod;
 	uint64_t k = q->posted, first = k;
-	uint64_t end = q->completed + (uint64_t)l->run->tx_depth;
 	uint64_t sig_at = k + q->send_unsig;    /* the cq_mod rule's next signaled WR */
 	uint8_t *const buf = q->send_buf;
 	const uint64_t raddr = q->remote_addr;
@@ -277,8 +277,6 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 	struct pt_hook_post_run hr = { NULL, NULL };
 	int rc = 0;
 
-	if (iters && end > iters)
-		end = iters;
 	if (hooks)
 		hr = pt_hook_post_run_take(slots, k);
 	for (; k < end; k++) {
@@ -294,8 +292,6 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 		}
 		if (k == sig_at) {
 			sig_at = k + cq_mod;
-			flags |= IBV_SEND_SIGNALED;
-		} else if (k == last) {
 			flags |= IBV_SEND_SIGNALED;
 		}
 		t.local = buf + off;
@@ -319,15 +315,8 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 		if (off == wrap)
 			off = 0;
 		PT_PROBE_POST(i, q->qp->qp_num, k, 1, pt_wrid(i, k), now ? now : pt_now_ns());
-		if (hooks) {
-			if (k < one_until) {
-				pt_hook_post_run_one(&hr, slots, (uint32_t)i, k, pt_wrid(i, k), now);
-			} else {
-				pt_hook_post_run_give(&hr, slots, k);
-				hr = (struct pt_hook_post_run){ NULL, NULL };
-				hook_post_list(l, i, k, iters, now);
-			}
-		}
+		if (hooks)
+			pt_hook_post_run_one(&hr, slots, (uint32_t)i, k, pt_wrid(i, k), now);
 	}
 	if (hooks)
 		pt_hook_post_run_give(&hr, slots, k);
@@ -340,31 +329,55 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 
 /* post_burst_as's copies: the tools' plain verbs (WRITE and SEND, inline or
  * not; READ) with their builder a constant, the rest as the run says. */
+static inline __attribute__((always_inline)) int post_burst_op(const struct pt_loop *l,
+							       struct pt_bw_meas *m, int i,
+							       uint64_t end, uint64_t *posted_total,
+							       const bool hooks)
+{
+	bool inl = l->res->send_plan.flags & IBV_SEND_INLINE;
+
+	switch (l->opt.opcode) {
+	case IBV_WR_RDMA_WRITE:
+		return inl ? post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_RDMA_WRITE, 1) :
+			     post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_RDMA_WRITE, 0);
+	case IBV_WR_SEND:
+		return inl ? post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_SEND, 1) :
+			     post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_SEND, 0);
+	case IBV_WR_RDMA_READ:
+		return post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_RDMA_READ, 0);
+	default:
+		return post_burst_as(l, m, i, end, posted_total, hooks, l->opt.opcode, -1);
+	}
+}
+
+static inline __attribute__((always_inline)) int post_general(const struct pt_loop *l,
+							      struct pt_bw_meas *m, int i,
+							      uint64_t iters, uint64_t *posted_total,
+							      struct pt_pacer *pace, const bool hooks,
+							      unsigned pl, uint64_t one_until);
+
+/* post_window's case for post_burst_as: its WRs up to the window's end, the
+ * run's last WR through post_general. */
 static inline __attribute__((always_inline)) int post_burst(const struct pt_loop *l,
 							    struct pt_bw_meas *m, int i,
 							    uint64_t iters, uint64_t *posted_total,
 							    const bool hooks, uint64_t one_until)
 {
 	struct pt_qp *q = &l->res->qps[i];
-	bool inl;
+	uint64_t end = q->completed + (uint64_t)l->run->tx_depth;
+	uint64_t last = iters ? iters - 1 : UINT64_MAX;
 
-	if (q->posted >= iters && iters)
+	if (q->posted >= end || (iters && q->posted >= iters))
 		return 0;
 	if (q->posted == 0)
 		pt_send_plan_start(l, q);
-	inl = l->res->send_plan.flags & IBV_SEND_INLINE;
-	switch (l->opt.opcode) {
-	case IBV_WR_RDMA_WRITE:
-		return inl ? post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_RDMA_WRITE, 1) :
-			     post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_RDMA_WRITE, 0);
-	case IBV_WR_SEND:
-		return inl ? post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_SEND, 1) :
-			     post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_SEND, 0);
-	case IBV_WR_RDMA_READ:
-		return post_burst_as(l, m, i, iters, posted_total, hooks, one_until, IBV_WR_RDMA_READ, 0);
-	default:
-		return post_burst_as(l, m, i, iters, posted_total, hooks, one_until, l->opt.opcode, -1);
+	if (q->posted < last) {
+		int rc = post_burst_op(l, m, i, end < last ? end : last, posted_total, hooks);
+
+		if (rc || q->posted < last)
+			return rc;
 	}
+	return post_general(l, m, i, iters, posted_total, NULL, hooks, 1, one_until);
 }
 
 /* post_window's WRs on QP i in the other cases (post lists, UD, the old
