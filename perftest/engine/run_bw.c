@@ -257,11 +257,12 @@ static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop 
 static inline __attribute__((always_inline)) int post_burst_as(const struct pt_loop *l,
 							       struct pt_bw_meas *m, int i,
 							       uint64_t end, uint64_t *posted_total,
-							       const bool hooks,
+							       uint64_t **slot,
 							       const enum ibv_wr_opcode op, const int inl)
 {
 	struct pt_qp *q = &l->res->qps[i];
-	struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
+	const bool hooks = slot != NULL;
+	uint64_t *pos = hooks ? *slot : NULL;
 	struct ibv_qp_ex *qx = q->qpx;
 	struct pt_bw_peak *peak = m->peak;
 	const struct pt_send_plan *plan = &l->res->send_plan;
@@ -274,11 +275,8 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 	const size_t step = plan->step, wrap = plan->wrap;
 	const unsigned flags0 = plan->flags;
 	struct pt_wr_target t = { .len = plan->len, .rkey = q->remote_rkey, .lkey = q->send_lkey };
-	struct pt_hook_post_run hr = { NULL, NULL };
 	int rc = 0;
 
-	if (hooks)
-		hr = pt_hook_post_run_take(slots, k);
 	for (; k < end; k++) {
 		uint64_t now = PT_HOOK_NOW;
 		unsigned flags = flags0;
@@ -315,11 +313,11 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 		if (off == wrap)
 			off = 0;
 		PT_PROBE_POST(i, q->qp->qp_num, k, 1, pt_wrid(i, k), now ? now : pt_now_ns());
-		if (hooks)
-			pt_hook_post_run_one(&hr, slots, (uint32_t)i, k, pt_wrid(i, k), now);
+		if (hooks)   /* the slots lent hold [first, end) (post_burst) */
+			*pos++ = now;
 	}
 	if (hooks)
-		pt_hook_post_run_give(&hr, slots, k);
+		*slot = pos;
 	q->posted = k;
 	q->send_off = off;
 	q->send_unsig = (uint32_t)(sig_at - k);
@@ -332,21 +330,21 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 static inline __attribute__((always_inline)) int post_burst_op(const struct pt_loop *l,
 							       struct pt_bw_meas *m, int i,
 							       uint64_t end, uint64_t *posted_total,
-							       const bool hooks)
+							       uint64_t **slot)
 {
 	bool inl = l->res->send_plan.flags & IBV_SEND_INLINE;
 
 	switch (l->opt.opcode) {
 	case IBV_WR_RDMA_WRITE:
-		return inl ? post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_RDMA_WRITE, 1) :
-			     post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_RDMA_WRITE, 0);
+		return inl ? post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 1) :
+			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 0);
 	case IBV_WR_SEND:
-		return inl ? post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_SEND, 1) :
-			     post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_SEND, 0);
+		return inl ? post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 1) :
+			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 0);
 	case IBV_WR_RDMA_READ:
-		return post_burst_as(l, m, i, end, posted_total, hooks, IBV_WR_RDMA_READ, 0);
+		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_READ, 0);
 	default:
-		return post_burst_as(l, m, i, end, posted_total, hooks, l->opt.opcode, -1);
+		return post_burst_as(l, m, i, end, posted_total, slot, l->opt.opcode, -1);
 	}
 }
 
@@ -354,10 +352,13 @@ static inline __attribute__((always_inline)) int post_general(const struct pt_lo
 							      struct pt_bw_meas *m, int i,
 							      uint64_t iters, uint64_t *posted_total,
 							      struct pt_pacer *pace, const bool hooks,
-							      unsigned pl, uint64_t one_until);
+							      unsigned pl, uint64_t one_until, uint64_t stop);
 
 /* post_window's case for post_burst_as: its WRs up to the window's end, the
- * run's last WR through post_general. */
+ * run's last WR through post_general. With the hooks on, each burst goes
+ * as far as the post slots lent for it (their time a store per WR, no test);
+ * where none are lent, one WR goes through post_general, whose hook call
+ * may lend more. */
 static inline __attribute__((always_inline)) int post_burst(const struct pt_loop *l,
 							    struct pt_bw_meas *m, int i,
 							    uint64_t iters, uint64_t *posted_total,
@@ -366,18 +367,38 @@ static inline __attribute__((always_inline)) int post_burst(const struct pt_loop
 	struct pt_qp *q = &l->res->qps[i];
 	uint64_t end = q->completed + (uint64_t)l->run->tx_depth;
 	uint64_t last = iters ? iters - 1 : UINT64_MAX;
+	uint64_t stop = end < last ? end : last;
+	int rc = 0;
 
 	if (q->posted >= end || (iters && q->posted >= iters))
 		return 0;
 	if (q->posted == 0)
 		pt_send_plan_start(l, q);
-	if (q->posted < last) {
-		int rc = post_burst_op(l, m, i, end < last ? end : last, posted_total, hooks);
+	if (!hooks) {
+		if (q->posted < stop)
+			rc = post_burst_op(l, m, i, stop, posted_total, NULL);
+	} else {
+		struct pt_plugin_post_slots *s = &pt_hooks_post_slots[i];
 
-		if (rc || q->posted < last)
-			return rc;
+		while (!rc && q->posted < stop) {
+			uint64_t k = q->posted;
+			uint64_t room = s->next_seq == k && s->pos < s->lim ? (uint64_t)(s->lim - s->pos) : 0;
+
+			if (room) {
+				uint64_t *pos = s->pos;
+
+				rc = post_burst_op(l, m, i, stop - k < room ? stop : k + room, posted_total,
+						   &pos);
+				s->pos = pos;   /* the slots given back: the tool moves pos and next_seq */
+				s->next_seq = q->posted;
+			} else {
+				rc = post_general(l, m, i, iters, posted_total, NULL, true, 1, one_until, k + 1);
+			}
+		}
 	}
-	return post_general(l, m, i, iters, posted_total, NULL, hooks, 1, one_until);
+	if (rc || q->posted < stop || q->posted >= end)
+		return rc < 0 ? -1 : 0;
+	return post_general(l, m, i, iters, posted_total, NULL, hooks, 1, one_until, UINT64_MAX);
 }
 
 /* post_window's WRs on QP i in the other cases (post lists, UD, the old
@@ -388,7 +409,7 @@ static inline __attribute__((always_inline)) int post_general(const struct pt_lo
 							      struct pt_bw_meas *m, int i,
 							      uint64_t iters, uint64_t *posted_total,
 							      struct pt_pacer *pace, const bool hooks,
-							      unsigned pl, uint64_t one_until)
+							      unsigned pl, uint64_t one_until, uint64_t stop)
 {
 	struct pt_qp *q = &l->res->qps[i];
 	struct pt_plugin_post_slots *slots = hooks ? &pt_hooks_post_slots[i] : NULL;
@@ -397,7 +418,7 @@ static inline __attribute__((always_inline)) int post_general(const struct pt_lo
 
 	if (hooks)
 		hr = pt_hook_post_run_take(slots, q->posted);
-	while ((!iters || q->posted < iters) &&
+	while ((!iters || q->posted < iters) && q->posted < stop &&
 	       q->posted + pl <= (uint64_t)l->run->tx_depth + q->completed) {
 		uint64_t t = PT_HOOK_NOW, first = q->posted;
 
@@ -457,7 +478,8 @@ static inline __attribute__((always_inline)) int post_window_as(const struct pt_
 
 	for (int i = 0; i < l->res->num_qps; i++) {
 		int rc = one ? post_burst(l, m, i, iters, posted_total, hooks, one_until) :
-			       post_general(l, m, i, iters, posted_total, pace, hooks, pl, one_until);
+			       post_general(l, m, i, iters, posted_total, pace, hooks, pl, one_until,
+					    UINT64_MAX);
 
 		if (rc)
 			return rc > 0 ? 0 : -1;

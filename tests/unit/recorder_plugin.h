@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Unit tests' plugin that hands every call to one recorder (wrtrace) and
  * counts the calls: what went through the hooks' calls rather than as
- * pairs in the slots (ABI 1.3). Load it with pt_hooks_load_builtin after
+ * pairs or post times in the slots (ABI 1.3, 1.2). Load it with pt_hooks_load_builtin after
  * setting recorder_plugin_target (a started recorder) and zeroing
  * recorder_plugin_calls. Header-only: each test program has its own. */
 #ifndef TESTS_RECORDER_PLUGIN_H
@@ -32,6 +32,17 @@ static void rp_post(void *s, const struct pt_plugin_post *ev)
 	wrt_post(s, ev);
 }
 
+static void rp_post_one(void *s, uint32_t qp, uint64_t seq, uint64_t wr_id, uint64_t t_ns)
+{
+	recorder_plugin_calls++;
+	wrt_post_one(s, qp, seq, wr_id, t_ns);
+}
+
+static void rp_bind_posts(void *s, struct pt_plugin_post_slots *slots, uint32_t n)
+{
+	wrt_bind_post_slots(s, slots, n);
+}
+
 static void rp_completion(void *s, const struct pt_plugin_completion *ev)
 {
 	recorder_plugin_calls++;
@@ -52,6 +63,7 @@ static const struct pt_plugin_ops recorder_plugin_ops = {
 	.abi_version = PT_PLUGIN_ABI_VERSION, .struct_size = sizeof(struct pt_plugin_ops),
 	.name = "recorder-test", .init = rp_init, .run_start = rp_run_start, .post = rp_post,
 	.completion = rp_completion, .run_end = rp_run_end, .bind_pair_slots = rp_bind_pairs,
+	.post_one = rp_post_one, .bind_post_slots = rp_bind_posts,
 };
 
 #endif
