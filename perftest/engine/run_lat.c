@@ -21,34 +21,11 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "loop.h"
+#include "lat_run.h"
 #include "perftest/report/results.h"
 #include "fault.h"
 #include "plugin/hooks/hooks.h"
 #include "plugin/hooks/probes.h"
-
-struct lat_run {
-	const struct pt_loop *l;
-	struct pt_res *res;         /* l->res */
-	struct pt_lat_meas *m;
-	bool duration, started;
-	bool events;                /* -e: sleep on the completion channel */
-	bool failed;                /* a wait gave up: peer gone or stalled (said) */
-	uint64_t i;                 /* the iteration under way */
-	uint64_t t_sample, t_stop, t_end;
-	uint64_t last_progress, stall_ns;
-	uint64_t t_cqe;             /* the last CQE's poll time, read with the hooks on */
-	/* -e, per CQ (0 send, 1 receive): armed for an event and not yet
-	 * fired (lat_sleep); events taken and not yet acked (lat_ack) */
-	bool armed[2];
-	unsigned unacked[2];
-	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
-	struct pollfd channel_poll; /* -e: the channel's fd, built once */
-	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
-	bool plain_poll;            /* spinning on ibv_poll_cq: no -e, no NIC times */
-	struct ibv_cq *cq[2];       /* QP 0's send (0) and receive (1) CQ */
-	int fast_op;                /* the opcode lat_post_send builds inline, or -1 */
-	bool lazy;                  /* a plain copy runs: i and last_progress follow m->n (lat_sync) */
-};
 
 static void lat_start(struct lat_run *r, uint64_t now)
 {
@@ -110,73 +87,6 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	return 0;
 }
 
-/* A wait that lat_waiting() ended: -1 for an interruption (what was
- * measured so far is kept), the peer gone or a stall; 0 when the duration
- * is over (a normal end). */
-static int wait_ended(struct lat_run *r, uint64_t now)
-{
-	if (pt_interrupted) {
-		r->m->interrupted = true;
-		if (r->duration)
-			r->m->elapsed_ns = r->started && now > r->t_sample ?
-				(now < r->t_stop ? now : r->t_stop) - r->t_sample : 0;
-		return -1;
-	}
-	return r->failed ? -1 : 0;
-}
-
-/* A plain copy stamps into m->stamps only; the iteration under way and
- * the last progress (its stamp) are set here, for the slow paths that read
- * them (lat_waiting, wc_failed). */
-static void lat_sync(struct lat_run *r)
-{
-	uint64_t k = r->m->n;
-
-	if (r->lazy && k) {
-		r->i = k - 1;
-		r->last_progress = r->m->stamps[k - 1];
-	}
-}
-
-/* false once the run must stop: duration over, interrupted, the peer gone
- * or stalled. */
-static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
-{
-	lat_sync(r);
-	if (pt_interrupted)
-		return false;
-	if (r->duration && r->started && now >= r->t_end)
-		return false;
-	switch (pt_run_idle(&r->l->peer, now, r->last_progress, r->stall_ns)) {
-	case PT_RUN_PEER_GONE:
-		pt_say_peer_gone("%llu of %llu iterations done", (unsigned long long)r->i,
-				 (unsigned long long)r->l->opt.iters);
-		break;
-	case PT_RUN_STALLED:
-		fprintf(stderr, " No %s for %llu seconds, exiting.\n", what,
-			(unsigned long long)(r->stall_ns / 1000000000ull));
-		break;
-	default:
-		return true;
-	}
-	r->failed = true;
-	return false;
-}
-
-/* A loop's copy for the plain case: a run of known length into the stamps
- * array (no duration, no histogram), no gap, spinning on ibv_poll_cq, the
- * loop's verb built inline (lat_fast_op) or the old post API, no immediate
- * data, send_lat's receives one per call on the QP: no test of those per
- * iteration; the array, the CQs, the provider's poll function and the new
- * API's QP (NULL: the old API) in a local (registers, or one load each).
- * NULL: the general case. */
-struct lat_plain {
-	uint64_t *stamps;
-	struct ibv_cq *cq[2];
-	pt_poll_fn poll_fn;
-	struct ibv_qp_ex *qx;
-};
-
 static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
 {
 	return !r->duration && !r->m->hist && r->plain_poll && r->l->opt.lat_gap_ns == 0 &&
@@ -234,180 +144,6 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	m->n = i + 1;
 }
 
-/* A failed completion on QP 0: said on stderr, -1. Sends restart their
- * numbering every iteration (post_one): the iteration is the WR's number. */
-static int wc_failed(struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side)
-{
-	struct pt_wc_where at;
-
-	lat_sync(r);
-	at = (struct pt_wc_where){
-		.side = side, .recv = recv, .qp = 0, .seq = recv ? pt_wrid_index(wc->wr_id) : r->i,
-	};
-
-	return pt_wc_error(r->l->res, wc, &at, &r->l->peer);
-}
-
-/* -e: events taken and not yet acked, per CQ: acked LAT_ACK_BATCH at a
- * time (each ibv_ack_cq_events takes the CQ's lock) and all of them when
- * the run ends (lat_done), before the tool can destroy the CQs. */
-#define LAT_ACK_BATCH 64u
-
-static void lat_ack(struct lat_run *r, bool recv)
-{
-	if (r->unacked[recv])
-		ibv_ack_cq_events(recv ? r->res->recv_cq : r->res->send_cq, r->unacked[recv]);
-	r->unacked[recv] = 0;
-}
-
-/* Every loop's way out: the events acked; rc as the loop returned it. */
-static int lat_done(struct lat_run *r, int rc)
-{
-	lat_ack(r, false);
-	lat_ack(r, true);
-	return rc;
-}
-
-/* Empty polls between two looks at the stop rules when spinning. */
-#define LAT_SPINS_PER_CHECK 64u
-
-/* A CQE taken: its poll time into *t with the hooks on (a USDT probe
- * reads the clock itself, only when it fires); the fault-test stop. 1, or -1 for a failed one
- * (said): rc 1 means IBV_WC_SUCCESS, which the pair stores rely on. The
- * stall rule needs no time here: the next post's stamp is progress. */
-static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
-							   const char *side, const struct ibv_wc *wc,
-							   uint64_t *t)
-{
-	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
-		*t = pt_now_ns();
-	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
-		wc_failed(r, wc, recv, side);
-		return -1;
-	}
-	PT_TEST_STOP(PT_STAGE_RUN);
-	return 1;
-}
-
-/* -e: CQ `recv` was armed before its CQE can come (a latency loop has at
- * most one CQE due per CQ), so its event cannot be missed: one arming, one
- * event and one poll per CQE, as 6.06 does. Sleep until the event (1), 100
- * ms (0: the stop rules run, the CQ is polled anyway), or an error (-1).
- * An event of the other CQ disarms that one, which its own wait polls. */
-static int lat_sleep(struct lat_run *r, bool recv)
-{
-	struct pt_res *res = r->res;
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	bool which;
-
-	while (r->armed[recv]) {
-		if (poll(&r->channel_poll, 1, 100) != 1)
-			return 0;
-		if (ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx)) {
-			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
-			return -1;
-		}
-		which = ev_cq == res->recv_cq;
-		if (!which && ev_cq != res->send_cq) {
-			ibv_ack_cq_events(ev_cq, 1);    /* not ours: never expected */
-			continue;
-		}
-		if (++r->unacked[which] >= LAT_ACK_BATCH)
-			lat_ack(r, which);
-		r->armed[which] = false;
-	}
-	return 1;
-}
-
-/* wait_cq with -e. */
-static __attribute__((noinline)) int wait_cq_events(struct lat_run *r, bool recv, bool hooks,
-						    const char *side, struct ibv_wc *wc, uint64_t *hw_ns)
-{
-	uint64_t now;
-	int n, rc;
-
-	for (;;) {
-		if (!r->armed[recv]) {
-			/* armed before the poll: a CQE after it raises an event */
-			rc = ibv_req_notify_cq(recv ? r->res->recv_cq : r->res->send_cq, 0);
-			if (rc) {
-				pt_err_call("ibv_req_notify_cq", pt_err_code(rc),
-					    "Couldn't request CQ notification");
-				return -1;
-			}
-			r->armed[recv] = true;
-			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
-			if (n)
-				break;
-		}
-		rc = lat_sleep(r, recv);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
-			if (n)
-				break;
-			now = pt_now_ns();
-			if (!lat_waiting(r, now, "completion"))
-				return wait_ended(r, now);
-		}
-	}
-	if (n == 1)
-		return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
-	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
-	return -1;
-}
-
-/* Up to `turns` polls of CQ `recv` for one completion; the last poll's
- * result. Spinning on ibv_poll_cq, the CQ and the provider's poll function
- * stay in registers across the turns (the inline ibv_poll_cq reloads both
- * through the CQ's context at every call): a turn is the call and two
- * tests, as the wait needs no more until the stop rules' look. */
-static inline __attribute__((always_inline)) int poll_turns(const struct lat_run *r, bool recv,
-							    struct ibv_wc *wc, uint64_t *hw_ns,
-							    unsigned turns, const struct lat_plain *p)
-{
-	int n;
-
-	if (p)
-		return pt_spin_poll(p->poll_fn, p->cq[recv], 1, wc, turns);
-	if (__builtin_expect(r->plain_poll, 1))
-		return pt_spin_poll(r->cq[recv]->context->ops.poll_cq, r->cq[recv], 1, wc, turns);
-	do
-		n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
-	while (n == 0 && --turns);
-	return n;
-}
-
-/* wait_cq spinning, past `polled` polls (at most LAT_SPINS_PER_CHECK) whose
- * last gave n: nothing (0), a completion (1) or an error (< 0). The stop
- * rules run every LAT_SPINS_PER_CHECK empty polls, however the inline
- * part split them. */
-static __attribute__((noinline)) int wait_cq_spin(struct lat_run *r, bool recv, bool hooks,
-						  const char *side, struct ibv_wc *wc, uint64_t *hw_ns,
-						  int n, unsigned polled)
-{
-	uint64_t now;
-
-	for (;;) {
-		if (n == 1)
-			return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
-		if (n < 0) {
-			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
-			return -1;
-		}
-		if (polled >= LAT_SPINS_PER_CHECK) {
-			now = pt_now_ns();
-			if (!lat_waiting(r, now, "completion"))
-				return wait_ended(r, now);
-			polled = 0;
-		}
-		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK - polled, NULL);
-		polled = LAT_SPINS_PER_CHECK;
-	}
-}
-
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
  * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
@@ -422,7 +158,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 	int n;
 
 	if (!p && __builtin_expect(r->events, 0)) {
-		n = wait_cq_events(r, recv, hooks, side, wc, hw_ns);
+		n = pt_lat_wait_events(r, recv, hooks, side, wc, hw_ns);
 	} else {
 		/* the hooks' copy polls once inline (the spin's registers would
 		 * push its pair slots out of theirs), then spins out of line */
@@ -431,7 +167,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		n = poll_turns(r, recv, wc, hw_ns, turns, p);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
-		n = wait_cq_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
+		n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
 	}
 	*t = r->t_cqe;
 	return n;
@@ -640,7 +376,7 @@ static inline __attribute__((always_inline)) int lat_run(const struct pt_loop *l
 
 	if (lat_init(&r, l, m))
 		return -1;
-	return lat_done(&r, loop(&r));
+	return pt_lat_done(&r, loop(&r));
 }
 
 /* The end of a loop's copy: the pair slots given back (i: the next send
@@ -763,26 +499,6 @@ int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_send);
 }
 
-/* write_lat: wait until the peer's count (the last byte it wrote into our
- * region) reaches want. */
-static int wait_byte(struct lat_run *r, uint8_t want)
-{
-	volatile uint8_t *last = r->l->res->qps[0].recv_buf + r->l->run->size - 1;
-	unsigned spins = 0;
-
-	/* progress is the next post's stamp (lat_stamp) */
-	while (*last != want) {
-		uint64_t now;
-
-		if (++spins % LAT_SPINS_PER_CHECK)
-			continue;
-		now = pt_now_ns();
-		if (!lat_waiting(r, now, "write from the peer"))
-			return wait_ended(r, now);
-	}
-	return 1;
-}
-
 /* One iteration of write_lat (the peer's count waited for) or read_lat:
  * the gap, the stamp, the post and its CQE. */
 static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r, uint64_t i,
@@ -834,14 +550,14 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 
 	for (i = 0; more(r, i, p); i++) {
 		/* the server writes first; the client answers each write */
-		if ((client || i > 0) && (rc = wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
+		if ((client || i > 0) && (rc = pt_lat_wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
 			break;
 		*payload_last = (uint8_t)(i + 1);
 		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p, IBV_WR_RDMA_WRITE, NULL)) <= 0)
 			break;
 	}
 	/* the server's last write is answered once more */
-	if (rc > 0 && !client && !r->duration && wait_byte(r, (uint8_t)i) <= 0)
+	if (rc > 0 && !client && !r->duration && pt_lat_wait_byte(r, (uint8_t)i) <= 0)
 		rc = -1;
 	return lat_out(r, rc, i, hooks, false, &h);
 }

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The latency loops' run state, shared by the loops (run_lat.c) and their
+ * waits (lat_wait.c): the ways a wait ends (the stop rules, -e's
+ * completion channel, the spin past its inline polls, write_lat's memory
+ * spin), all out of line but the first polls and a CQE's bookkeeping,
+ * which the loops inline. */
+#ifndef PT_LAT_RUN_H
+#define PT_LAT_RUN_H
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "util/clock.h"
+#include "loop.h"
+#include "fault.h"
+
+struct lat_run {
+	const struct pt_loop *l;
+	struct pt_res *res;         /* l->res */
+	struct pt_lat_meas *m;
+	bool duration, started;
+	bool events;                /* -e: sleep on the completion channel */
+	bool failed;                /* a wait gave up: peer gone or stalled (said) */
+	uint64_t i;                 /* the iteration under way */
+	uint64_t t_sample, t_stop, t_end;
+	uint64_t last_progress, stall_ns;
+	uint64_t t_cqe;             /* the last CQE's poll time, read with the hooks on */
+	/* -e, per CQ (0 send, 1 receive): armed for an event and not yet
+	 * fired (lat_sleep); events taken and not yet acked (lat_ack) */
+	bool armed[2];
+	unsigned unacked[2];
+	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
+	struct pollfd channel_poll; /* -e: the channel's fd, built once */
+	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
+	bool plain_poll;            /* spinning on ibv_poll_cq: no -e, no NIC times */
+	struct ibv_cq *cq[2];       /* QP 0's send (0) and receive (1) CQ */
+	int fast_op;                /* the opcode lat_post_send builds inline, or -1 */
+	bool lazy;                  /* a plain copy runs: i and last_progress follow m->n (lat_sync) */
+};
+
+/* A loop's copy for the plain case: a run of known length into the stamps
+ * array (no duration, no histogram), no gap, spinning on ibv_poll_cq, the
+ * loop's verb built inline (lat_fast_op) or the old post API, no immediate
+ * data, send_lat's receives one per call on the QP: no test of those per
+ * iteration; the array, the CQs, the provider's poll function and the new
+ * API's QP (NULL: the old API) in a local (registers, or one load each).
+ * NULL: the general case. */
+struct lat_plain {
+	uint64_t *stamps;
+	struct ibv_cq *cq[2];
+	pt_poll_fn poll_fn;
+	struct ibv_qp_ex *qx;
+};
+
+/* Empty polls between two looks at the stop rules when spinning. */
+#define LAT_SPINS_PER_CHECK 64u
+
+/* lat_wait.c: a failed CQE (said), -1; the run's end (the -e events acked),
+ * rc; wait_cq's slow ways (see there); write_lat's wait for the peer's
+ * count. */
+int pt_lat_wc_failed(struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side);
+int pt_lat_done(struct lat_run *r, int rc);
+int pt_lat_wait_events(struct lat_run *r, bool recv, bool hooks, const char *side,
+		       struct ibv_wc *wc, uint64_t *hw_ns);
+int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
+		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);
+int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
+
+/* A CQE taken: its poll time into *t with the hooks on (a USDT probe
+ * reads the clock itself, only when it fires); the fault-test stop. 1, or -1 for a failed one
+ * (said): rc 1 means IBV_WC_SUCCESS, which the pair stores rely on. The
+ * stall rule needs no time here: the next post's stamp is progress. */
+static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
+							   const char *side, const struct ibv_wc *wc,
+							   uint64_t *t)
+{
+	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
+		*t = pt_now_ns();
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
+		pt_lat_wc_failed(r, wc, recv, side);
+		return -1;
+	}
+	PT_TEST_STOP(PT_STAGE_RUN);
+	return 1;
+}
+
+/* Up to `turns` polls of CQ `recv` for one completion; the last poll's
+ * result. Spinning on ibv_poll_cq, the CQ and the provider's poll function
+ * stay in registers across the turns (the inline ibv_poll_cq reloads both
+ * through the CQ's context at every call): a turn is the call and two
+ * tests, as the wait needs no more until the stop rules' look. */
+static inline __attribute__((always_inline)) int poll_turns(const struct lat_run *r, bool recv,
+							    struct ibv_wc *wc, uint64_t *hw_ns,
+							    unsigned turns, const struct lat_plain *p)
+{
+	int n;
+
+	if (p)
+		return pt_spin_poll(p->poll_fn, p->cq[recv], 1, wc, turns);
+	if (__builtin_expect(r->plain_poll, 1))
+		return pt_spin_poll(r->cq[recv]->context->ops.poll_cq, r->cq[recv], 1, wc, turns);
+	do
+		n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
+	while (n == 0 && --turns);
+	return n;
+}
+
+#endif

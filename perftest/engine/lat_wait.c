@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The latency loops' waits past their inline part (lat_run.h): the stop
+ * rules (duration, SIGINT, the peer gone, a stall), -e's sleep on the
+ * completion channel, the spin past LAT_SPINS_PER_CHECK polls, write_lat's
+ * memory spin, and what a failed CQE says. */
+#define PT_LOOP_VIEW_ONLY
+#include <poll.h>
+#include <stdio.h>
+#include "util/clock.h"
+#include "util/err.h"
+#include "lat_run.h"
+
+/* A wait that lat_waiting() ended: -1 for an interruption (what was
+ * measured so far is kept), the peer gone or a stall; 0 when the duration
+ * is over (a normal end). */
+static int wait_ended(struct lat_run *r, uint64_t now)
+{
+	if (pt_interrupted) {
+		r->m->interrupted = true;
+		if (r->duration)
+			r->m->elapsed_ns = r->started && now > r->t_sample ?
+				(now < r->t_stop ? now : r->t_stop) - r->t_sample : 0;
+		return -1;
+	}
+	return r->failed ? -1 : 0;
+}
+
+/* A plain copy stamps into m->stamps only; the iteration under way and
+ * the last progress (its stamp) are set here, for the slow paths that read
+ * them (lat_waiting, pt_lat_wc_failed). */
+static void lat_sync(struct lat_run *r)
+{
+	uint64_t k = r->m->n;
+
+	if (r->lazy && k) {
+		r->i = k - 1;
+		r->last_progress = r->m->stamps[k - 1];
+	}
+}
+
+/* false once the run must stop: duration over, interrupted, the peer gone
+ * or stalled. */
+static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
+{
+	lat_sync(r);
+	if (pt_interrupted)
+		return false;
+	if (r->duration && r->started && now >= r->t_end)
+		return false;
+	switch (pt_run_idle(&r->l->peer, now, r->last_progress, r->stall_ns)) {
+	case PT_RUN_PEER_GONE:
+		pt_say_peer_gone("%llu of %llu iterations done", (unsigned long long)r->i,
+				 (unsigned long long)r->l->opt.iters);
+		break;
+	case PT_RUN_STALLED:
+		fprintf(stderr, " No %s for %llu seconds, exiting.\n", what,
+			(unsigned long long)(r->stall_ns / 1000000000ull));
+		break;
+	default:
+		return true;
+	}
+	r->failed = true;
+	return false;
+}
+
+/* A failed completion on QP 0: said on stderr, -1. Sends restart their
+ * numbering every iteration (post_one): the iteration is the WR's number. */
+int pt_lat_wc_failed(struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side)
+{
+	struct pt_wc_where at;
+
+	lat_sync(r);
+	at = (struct pt_wc_where){
+		.side = side, .recv = recv, .qp = 0, .seq = recv ? pt_wrid_index(wc->wr_id) : r->i,
+	};
+
+	return pt_wc_error(r->l->res, wc, &at, &r->l->peer);
+}
+
+/* -e: events taken and not yet acked, per CQ: acked LAT_ACK_BATCH at a
+ * time (each ibv_ack_cq_events takes the CQ's lock) and all of them when
+ * the run ends (pt_lat_done), before the tool can destroy the CQs. */
+#define LAT_ACK_BATCH 64u
+
+static void lat_ack(struct lat_run *r, bool recv)
+{
+	if (r->unacked[recv])
+		ibv_ack_cq_events(recv ? r->res->recv_cq : r->res->send_cq, r->unacked[recv]);
+	r->unacked[recv] = 0;
+}
+
+/* Every loop's way out: the events acked; rc as the loop returned it. */
+int pt_lat_done(struct lat_run *r, int rc)
+{
+	lat_ack(r, false);
+	lat_ack(r, true);
+	return rc;
+}
+
+/* -e: CQ `recv` was armed before its CQE can come (a latency loop has at
+ * most one CQE due per CQ), so its event cannot be missed: one arming, one
+ * event and one poll per CQE, as 6.06 does. Sleep until the event (1), 100
+ * ms (0: the stop rules run, the CQ is polled anyway), or an error (-1).
+ * An event of the other CQ disarms that one, which its own wait polls. */
+static int lat_sleep(struct lat_run *r, bool recv)
+{
+	struct pt_res *res = r->res;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	bool which;
+
+	while (r->armed[recv]) {
+		if (poll(&r->channel_poll, 1, 100) != 1)
+			return 0;
+		if (ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx)) {
+			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
+			return -1;
+		}
+		which = ev_cq == res->recv_cq;
+		if (!which && ev_cq != res->send_cq) {
+			ibv_ack_cq_events(ev_cq, 1);    /* not ours: never expected */
+			continue;
+		}
+		if (++r->unacked[which] >= LAT_ACK_BATCH)
+			lat_ack(r, which);
+		r->armed[which] = false;
+	}
+	return 1;
+}
+
+/* wait_cq with -e. */
+int pt_lat_wait_events(struct lat_run *r, bool recv, bool hooks, const char *side,
+		       struct ibv_wc *wc, uint64_t *hw_ns)
+{
+	uint64_t now;
+	int n, rc;
+
+	for (;;) {
+		if (!r->armed[recv]) {
+			/* armed before the poll: a CQE after it raises an event */
+			rc = ibv_req_notify_cq(recv ? r->res->recv_cq : r->res->send_cq, 0);
+			if (rc) {
+				pt_err_call("ibv_req_notify_cq", pt_err_code(rc),
+					    "Couldn't request CQ notification");
+				return -1;
+			}
+			r->armed[recv] = true;
+			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
+			if (n)
+				break;
+		}
+		rc = lat_sleep(r, recv);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
+			if (n)
+				break;
+			now = pt_now_ns();
+			if (!lat_waiting(r, now, "completion"))
+				return wait_ended(r, now);
+		}
+	}
+	if (n == 1)
+		return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
+	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
+	return -1;
+}
+
+/* wait_cq spinning, past `polled` polls (at most LAT_SPINS_PER_CHECK) whose
+ * last gave n: nothing (0), a completion (1) or an error (< 0). The stop
+ * rules run every LAT_SPINS_PER_CHECK empty polls, however the inline
+ * part split them. */
+int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
+		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled)
+{
+	uint64_t now;
+
+	for (;;) {
+		if (n == 1)
+			return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
+		if (n < 0) {
+			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
+			return -1;
+		}
+		if (polled >= LAT_SPINS_PER_CHECK) {
+			now = pt_now_ns();
+			if (!lat_waiting(r, now, "completion"))
+				return wait_ended(r, now);
+			polled = 0;
+		}
+		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK - polled, NULL);
+		polled = LAT_SPINS_PER_CHECK;
+	}
+}
+
+/* write_lat: wait until the peer's count (the last byte it wrote into our
+ * region) reaches want. */
+int pt_lat_wait_byte(struct lat_run *r, uint8_t want)
+{
+	volatile uint8_t *last = r->l->res->qps[0].recv_buf + r->l->run->size - 1;
+	unsigned spins = 0;
+
+	/* progress is the next post's stamp (lat_stamp) */
+	while (*last != want) {
+		uint64_t now;
+
+		if (++spins % LAT_SPINS_PER_CHECK)
+			continue;
+		now = pt_now_ns();
+		if (!lat_waiting(r, now, "write from the peer"))
+			return wait_ended(r, now);
+	}
+	return 1;
+}
