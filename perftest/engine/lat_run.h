@@ -54,16 +54,42 @@ struct lat_plain {
 /* Empty polls between two looks at the stop rules when spinning. */
 #define LAT_SPINS_PER_CHECK 64u
 
-/* lat_wait.c: a failed CQE (said), -1; the run's end (the -e events acked),
- * rc; wait_cq's slow ways (see there); write_lat's wait for the peer's
- * count. */
-int pt_lat_wc_failed(struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side);
+/* lat_wait.c: the run's end (the -e events acked), rc; wait_cq's slow ways
+ * (see there); write_lat's wait for the peer's count. */
 int pt_lat_done(struct lat_run *r, int rc);
 int pt_lat_wait_events(struct lat_run *r, bool recv, bool hooks, const char *side,
 		       struct ibv_wc *wc, uint64_t *hw_ns);
 int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);
 int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
+
+/* A plain copy stamps into m->stamps only; the iteration under way and
+ * the last progress (its stamp) are set here, for the slow paths that read
+ * them (lat_waiting, lat_wc_failed). */
+static inline void lat_sync(struct lat_run *r)
+{
+	uint64_t k = r->m->n;
+
+	if (r->lazy && k) {
+		r->i = k - 1;
+		r->last_progress = r->m->stamps[k - 1];
+	}
+}
+
+/* A failed completion on QP 0: said on stderr, -1. Sends restart their
+ * numbering every iteration (post_one): the iteration is the WR's number. */
+static __attribute__((noinline, cold)) int lat_wc_failed(struct lat_run *r, const struct ibv_wc *wc,
+							bool recv, const char *side)
+{
+	struct pt_wc_where at;
+
+	lat_sync(r);
+	at = (struct pt_wc_where){
+		.side = side, .recv = recv, .qp = 0, .seq = recv ? pt_wrid_index(wc->wr_id) : r->i,
+	};
+
+	return pt_wc_error(r->l->res, wc, &at, &r->l->peer);
+}
 
 /* A CQE taken: its poll time into *t with the hooks on (a USDT probe
  * reads the clock itself, only when it fires); the fault-test stop. 1, or -1 for a failed one
@@ -76,7 +102,7 @@ static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bo
 	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
 		*t = pt_now_ns();
 	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
-		pt_lat_wc_failed(r, wc, recv, side);
+		lat_wc_failed(r, wc, recv, side);
 		return -1;
 	}
 	PT_TEST_STOP(PT_STAGE_RUN);

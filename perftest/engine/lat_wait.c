@@ -25,19 +25,6 @@ static int wait_ended(struct lat_run *r, uint64_t now)
 	return r->failed ? -1 : 0;
 }
 
-/* A plain copy stamps into m->stamps only; the iteration under way and
- * the last progress (its stamp) are set here, for the slow paths that read
- * them (lat_waiting, pt_lat_wc_failed). */
-static void lat_sync(struct lat_run *r)
-{
-	uint64_t k = r->m->n;
-
-	if (r->lazy && k) {
-		r->i = k - 1;
-		r->last_progress = r->m->stamps[k - 1];
-	}
-}
-
 /* false once the run must stop: duration over, interrupted, the peer gone
  * or stalled. */
 static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
@@ -61,20 +48,6 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	}
 	r->failed = true;
 	return false;
-}
-
-/* A failed completion on QP 0: said on stderr, -1. Sends restart their
- * numbering every iteration (post_one): the iteration is the WR's number. */
-int pt_lat_wc_failed(struct lat_run *r, const struct ibv_wc *wc, bool recv, const char *side)
-{
-	struct pt_wc_where at;
-
-	lat_sync(r);
-	at = (struct pt_wc_where){
-		.side = side, .recv = recv, .qp = 0, .seq = recv ? pt_wrid_index(wc->wr_id) : r->i,
-	};
-
-	return pt_wc_error(r->l->res, wc, &at, &r->l->peer);
 }
 
 /* -e: events taken and not yet acked, per CQ: acked LAT_ACK_BATCH at a
