@@ -117,8 +117,9 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 	return rc;
 }
 
-/* post_burst_as's copies: the tools' plain verbs (WRITE and SEND, inline or
- * not; READ) with their builder a constant, the rest as the run says. */
+/* post_burst_as's copies: the tools' verbs (WRITE and SEND, inline or not;
+ * READ; the two atomics) with their builder a constant, the rest (the
+ * immediate-data verbs) as the run says. */
 static inline __attribute__((always_inline)) int post_burst_op(const struct pt_loop *l,
 							       struct pt_bw_meas *m, int i,
 							       uint64_t end, uint64_t *posted_total,
@@ -135,6 +136,10 @@ static inline __attribute__((always_inline)) int post_burst_op(const struct pt_l
 			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 0);
 	case IBV_WR_RDMA_READ:
 		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_READ, 0);
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_ATOMIC_FETCH_AND_ADD, 0);
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_ATOMIC_CMP_AND_SWP, 0);
 	default:
 		return post_burst_as(l, m, i, end, posted_total, slot, l->opt.opcode, -1);
 	}
