@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, TypeVar
 
 # "  1,234 (12.3%)  [*|<|>]  file:function [(NNx)] [[object]]"
 _LINE = re.compile(r"^\s*(?P<ir>\d[\d,]*)\s+\(\s*[\d.]+%\)\s+(?:(?P<mark>[*<>])\s+)?"
@@ -182,6 +182,15 @@ def called_only_from(p: Profile, roots: Iterable[str]) -> set[str]:
     callers: dict[str, set[str]] = {}
     for f in p.funcs:
         callers.setdefault(f.fn, set()).update(c for c, _, _ in f.callers)
+    return _only_under(callers, set(roots))
+
+
+T = TypeVar("T")
+
+
+def _only_under(callers: dict[T, set[T]], roots: set[T]) -> set[T]:
+    """The roots and, until nothing more joins, every function whose callers
+    (at least one) all are in the set."""
     out = set(roots)
     grew = True
     while grew:
@@ -261,15 +270,7 @@ def own_under(p: Profile, roots: set[Key], own: Callable[[str], bool]) -> set[Ke
     for f in p.funcs:
         if classify(f.obj, own) == OWN:
             callers.setdefault((f.fn, f.obj), set()).update((c, o) for c, o, _ in f.callers)
-    out = set(roots)
-    grew = True
-    while grew:
-        grew = False
-        for key, cs in callers.items():
-            if key not in out and cs and cs <= out:
-                out.add(key)
-                grew = True
-    return out
+    return _only_under(callers, roots)
 
 
 def busiest_callee(p: Profile, own: Callable[[str], bool]) -> Optional[Func]:
