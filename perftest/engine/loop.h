@@ -108,10 +108,14 @@ int pt_lat_repost(const struct pt_loop *l, struct pt_lat_wrs *w, bool unlimited)
 struct pt_pacer {
 	uint64_t gap_ns, next_t;
 	int64_t credit, burst;
+	bool started;               /* a burst was allowed: the schedule runs from it */
 };
 /* The run's messages per second: pps, else bytes_ps / size; 0 when off. */
 double pt_pace_rate_pps(double pps, double bytes_ps, uint64_t size);
-/* 0, or -1 when pps or burst is not positive. */
+/* 0, or -1 when pps or burst is not positive. The first burst may go from
+ * now on; the schedule runs from the time it goes (a run's measured span
+ * starts at its first post, so a schedule counted from before it would
+ * shorten the span by the delay). */
 int pt_pacer_init(struct pt_pacer *pc, double pps, unsigned burst, uint64_t now);
 /* May a post of n WRs go at time now? When it may, the n are counted. */
 static inline bool pt_pacer_allow(struct pt_pacer *pc, unsigned n, uint64_t now)
@@ -119,6 +123,10 @@ static inline bool pt_pacer_allow(struct pt_pacer *pc, unsigned n, uint64_t now)
 	if (pc->credit <= 0) {
 		if (now < pc->next_t)
 			return false;
+		if (__builtin_expect(!pc->started, 0)) {
+			pc->started = true;
+			pc->next_t = now;
+		}
 		pc->next_t = (now - pc->next_t < pc->gap_ns ? pc->next_t : now) + pc->gap_ns;
 		pc->credit += pc->burst;
 		if (pc->credit <= 0)

@@ -70,6 +70,16 @@ static void test_pacer_schedule(void **state)
 	assert_true(pt_pacer_allow(&pc, 10, 0));           /* credit 4 - 10 = -6 */
 	assert_false(pt_pacer_allow(&pc, 10, 10 * ms));    /* -2 */
 	assert_true(pt_pacer_allow(&pc, 10, 20 * ms));     /* 2, then -8 */
+	/* the first burst 3 ms after the pacer was set up: the schedule runs
+	 * from it (the run's span starts at its first post), not from set-up */
+	assert_int_equal(pt_pacer_init(&pc, 1000, 10, 0), 0);
+	assert_true(pt_pacer_allow(&pc, 10, 3 * ms));
+	assert_false(pt_pacer_allow(&pc, 1, 13 * ms - 1));
+	assert_true(pt_pacer_allow(&pc, 1, 13 * ms));
+	/* and it never goes before the set-up's time */
+	assert_int_equal(pt_pacer_init(&pc, 1000, 10, 5 * ms), 0);
+	assert_false(pt_pacer_allow(&pc, 1, 4 * ms));
+	assert_true(pt_pacer_allow(&pc, 1, 5 * ms));
 	/* bad input */
 	assert_int_equal(pt_pacer_init(&pc, 0, 4, 0), -1);
 	assert_int_equal(pt_pacer_init(&pc, 100, 0, 0), -1);
