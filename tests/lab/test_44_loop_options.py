@@ -39,11 +39,19 @@ def test_loop_options(lab: Lab, pair, binary, dev: str, gid: int, note, cell: tu
     p = pair(name.replace("/", "-"), [binary(srv, tool), *a], [binary(cli, tool), *a])
     ev = p.evidence(25)
     assert p.server.rc == 0 and p.client.rc == 0, f"exit {p.server.rc}/{p.client.rc}\n{ev}"
-    for role, text in (("server", p.server.text), ("client", p.client.text)):
+    for role, text, who in (("server", p.server.text, srv), ("client", p.client.text, cli)):
+        lat = tool.endswith("lat")
         if tool.endswith("bw") and "-b" not in args.split() and role == "server" \
                 and tool != "send_bw":
             continue  # an RDMA BW server prints no row of its own
-        assert results.row_ok(text, tool.endswith("lat")), f"{role}: no result row with values > 0\n{ev}"
+        if who == "up" and not results.row_ok(text, lat) and results.row_ok_or_calibration(text, lat):
+            # 6.06's CPU-MHz calibration failing on a busy VM (r^2 < 0.9): it
+            # prints 0.00, its bug (docs/upstream-behaviour.md), named in a
+            # note; a zero row of ours always fails
+            m = results.CALIBRATION.search(text)
+            note(f"{name}: 6.06's {role} printed 0.00: {m.group(0) if m else 'r^2 < 0.9'}")
+            continue
+        assert results.row_ok(text, lat), f"{role}: no result row with values > 0\n{ev}"
     n = int(args.split()[args.split().index("-n") + 1])
     assert any(r.iters == n for r in results.rows(p.client.text)), f"client: no row of {n} iterations\n{ev}"
     note(f"{name}: {results.rows(p.client.text)[-1]}")
