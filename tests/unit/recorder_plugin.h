@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "plugin/perftest_plugin.h"
 #include "plugin/recorder/wrtrace.h"
+#include "plugin/hooks/hooks.h"
 
 static struct wrt *recorder_plugin_target;
 static uint64_t recorder_plugin_calls;
@@ -65,5 +66,36 @@ static const struct pt_plugin_ops recorder_plugin_ops = {
 	.completion = rp_completion, .run_end = rp_run_end, .bind_pair_slots = rp_bind_pairs,
 	.post_one = rp_post_one, .bind_post_slots = rp_bind_posts,
 };
+
+/* A recorder of args (rows in memory, quiet; pairs_max pair slots at a
+ * time, 0: as many as it wants) started for run in, behind this plugin,
+ * loaded as name and started: the hooks reach it. NULL on any failure. */
+static inline struct wrt *recorder_plugin_start(const char *args, uint64_t pairs_max,
+						const struct pt_plugin_run_info *in, const char *name)
+{
+	struct wrt_config cfg;
+	struct wrt *w;
+	char err[256];
+
+	if (wrt_config_parse(args, &cfg, err, sizeof(err)))
+		return NULL;
+	cfg.path[0] = '\0';   /* rows in memory */
+	cfg.quiet = true;
+	cfg.pairs_max = pairs_max;
+	w = wrt_new(&cfg);
+	if (!w || wrt_run_start(w, in, err, sizeof(err))) {
+		wrt_free(w);
+		return NULL;
+	}
+	recorder_plugin_target = w;
+	recorder_plugin_calls = 0;
+	if (pt_hooks_load_builtin(&recorder_plugin_ops, name, "", err, sizeof(err)) ||
+	    pt_hooks_run_start(in, err, sizeof(err))) {
+		pt_hooks_unload_all();
+		wrt_free(w);
+		return NULL;
+	}
+	return w;
+}
 
 #endif

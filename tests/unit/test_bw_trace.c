@@ -45,23 +45,14 @@ static void traced_run(const char *args, bool qpx, int cq_mod, uint64_t iters, s
 		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = PT_PLUGIN_OP_WRITE,
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
-	struct wrt_config cfg;
 	struct pt_bw_meas m;
 	struct pt_loop l;
 	struct fake *f = fake_new(&l, NQP, IBV_WR_RDMA_WRITE, iters, qpx);
 	char err[256];
 
 	f->run.cq_mod = cq_mod;
-	assert_int_equal(wrt_config_parse(args, &cfg, err, sizeof(err)), 0);
-	cfg.path[0] = '\0';   /* rows in memory */
-	cfg.quiet = true;
-	t->w = wrt_new(&cfg);
+	t->w = recorder_plugin_start(args, 0, &in, "bw-trace-test");
 	assert_non_null(t->w);
-	assert_int_equal(wrt_run_start(t->w, &in, err, sizeof(err)), 0);
-	recorder_plugin_target = t->w;
-	recorder_plugin_calls = 0;
-	assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "bw-trace-test", "", err, sizeof(err)), 0);
-	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 	assert_int_equal(pt_run_bw_send(&l, &m), 0);
 	assert_int_equal(m.msgs, iters * NQP);
 	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);

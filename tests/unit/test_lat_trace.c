@@ -59,23 +59,13 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 		.sw_clock = "CLOCK_MONOTONIC_RAW", .send_opcode = pt_plugin_op_of_wr(kind_op[k]),
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
-	struct wrt_config cfg;
 	struct pt_loop l;
 	struct fake *f = fake_new_lat(&l, kind_op[k], iters, false);
 	char err[256];
 	int rc;
 
-	assert_int_equal(wrt_config_parse(args, &cfg, err, sizeof(err)), 0);
-	cfg.path[0] = '\0';   /* rows in memory */
-	cfg.quiet = true;
-	cfg.pairs_max = pairs_max;
-	t->w = wrt_new(&cfg);
+	t->w = recorder_plugin_start(args, pairs_max, &in, "lat-trace-test");
 	assert_non_null(t->w);
-	assert_int_equal(wrt_run_start(t->w, &in, err, sizeof(err)), 0);
-	recorder_plugin_target = t->w;
-	recorder_plugin_calls = 0;
-	assert_int_equal(pt_hooks_load_builtin(&recorder_plugin_ops, "lat-trace-test", "", err, sizeof(err)), 0);
-	assert_int_equal(pt_hooks_run_start(&in, err, sizeof(err)), 0);
 
 	f->run.cq_mod = 1;
 	if (k == K_SEND) {
