@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The BW sender's posting (run_bw.c's loops): each QP's window filled as
  * far as tx_depth allows, per WR the post time for the peak tracker and the
- * hooks. Two paths: post_burst, the tools' default (one WR per post with
- * the new API, no pacer, not UD), built here with the send plan in locals;
- * post_general, pt_post_send per post (post lists, UD, the old API, the
+ * hooks. Two paths: post_burst, the tools' default (one WR per post, no
+ * pacer, not UD; either post API), built here with the send plan in
+ * locals; post_general, pt_post_send per post (post lists, UD, the
  * pacer). Each is built with the hooks off and on, so no loop tests them
  * per WR. */
 #define PT_LOOP_VIEW_ONLY
@@ -38,19 +38,22 @@ static __attribute__((noinline, cold)) void hook_post_list(const struct pt_loop 
 }
 
 /* post_window's WRs on QP i when each goes alone (no post list), not UD,
- * with the new post API and no pacer, the send plan set, up to the window's
+ * and no pacer, the send plan set, up to the window's
  * end and before the run's last WR (post_burst posts that one as the other
  * cases do: it is signaled and the hooks' post_one does not stand for it):
  * the plan's walk (send_wr.h) in locals, the QP's place written back once;
  * the next signaled WR a compare, not a countdown. op and inl (1 inline, 0
  * an SGE, -1 the plan's flag says) are constants of each copy, so the
- * builder and the payload are one call each. As pt_post_send posts them,
- * without its call, loop and loads per WR. */
+ * builder and the payload are one call each. With the old post API (old),
+ * one WR built once (pt_send_wr_old), its addresses, wr_id and flags
+ * stored per WR. As pt_post_send posts them, without its call, loop and
+ * loads per WR. */
 static inline __attribute__((always_inline)) int post_burst_as(const struct pt_loop *l,
 							       struct pt_bw_meas *m, int i,
 							       uint64_t end, uint64_t *posted_total,
 							       uint64_t **slot,
-							       const enum ibv_wr_opcode op, const int inl)
+							       const enum ibv_wr_opcode op, const int inl,
+							       const bool old)
 {
 	struct pt_qp *q = &l->res->qps[i];
 	const bool hooks = slot != NULL;
@@ -67,7 +70,12 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 	const size_t step = plan->step, wrap = plan->wrap;
 	const unsigned flags0 = plan->flags;
 	struct pt_wr_target t = { .len = plan->len, .rkey = q->remote_rkey, .lkey = q->send_lkey };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
 	int rc = 0;
+
+	if (old)
+		pt_send_wr_old(l, i, &wr, &sge);
 
 	for (; k < end; k++) {
 		uint64_t now = PT_HOOK_NOW;
@@ -86,17 +94,26 @@ static inline __attribute__((always_inline)) int post_burst_as(const struct pt_l
 		}
 		t.local = buf + off;
 		t.raddr = raddr + off;
-		ibv_wr_start(qx);
-		qx->wr_flags = flags;
-		qx->wr_id = pt_wrid(i, k);
-		pt_wr_build(op, qx, &t);
-		if (inl < 0)
-			pt_wr_payload(qx, flags, &t);
-		else if (inl)
-			ibv_wr_set_inline_data(qx, t.local, t.len);
-		else
-			ibv_wr_set_sge(qx, t.lkey, (uintptr_t)t.local, t.len);
-		rc = ibv_wr_complete(qx);
+		if (old) {   /* an atomic's remote address is where RDMA's is */
+			sge.addr = (uintptr_t)t.local;
+			if (op != IBV_WR_SEND && op != IBV_WR_SEND_WITH_IMM)
+				wr.wr.rdma.remote_addr = t.raddr;
+			wr.wr_id = pt_wrid(i, k);
+			wr.send_flags = flags;
+			rc = ibv_post_send(q->qp, &wr, &bad);
+		} else {
+			ibv_wr_start(qx);
+			qx->wr_flags = flags;
+			qx->wr_id = pt_wrid(i, k);
+			pt_wr_build(op, qx, &t);
+			if (inl < 0)
+				pt_wr_payload(qx, flags, &t);
+			else if (inl)
+				ibv_wr_set_inline_data(qx, t.local, t.len);
+			else
+				ibv_wr_set_sge(qx, t.lkey, (uintptr_t)t.local, t.len);
+			rc = ibv_wr_complete(qx);
+		}
 		if (__builtin_expect(rc != 0, 0)) {
 			rc = pt_post_send_failed(l, i, rc);
 			break;
@@ -127,21 +144,34 @@ static inline __attribute__((always_inline)) int post_burst_op(const struct pt_l
 {
 	bool inl = l->res->send_plan.flags & IBV_SEND_INLINE;
 
+	if (!l->res->qps[i].qpx) {   /* the old API: the plan's flags carry inline */
+		switch (l->opt.opcode) {
+		case IBV_WR_SEND:
+			return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 0, true);
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_READ:
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		case IBV_WR_ATOMIC_CMP_AND_SWP:   /* the same stores: one copy */
+			return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 0, true);
+		default:
+			return post_burst_as(l, m, i, end, posted_total, slot, l->opt.opcode, 0, true);
+		}
+	}
 	switch (l->opt.opcode) {
 	case IBV_WR_RDMA_WRITE:
-		return inl ? post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 1) :
-			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 0);
+		return inl ? post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 1, false) :
+			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_WRITE, 0, false);
 	case IBV_WR_SEND:
-		return inl ? post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 1) :
-			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 0);
+		return inl ? post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 1, false) :
+			     post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_SEND, 0, false);
 	case IBV_WR_RDMA_READ:
-		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_READ, 0);
+		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_RDMA_READ, 0, false);
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_ATOMIC_FETCH_AND_ADD, 0);
+		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, false);
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_ATOMIC_CMP_AND_SWP, 0);
+		return post_burst_as(l, m, i, end, posted_total, slot, IBV_WR_ATOMIC_CMP_AND_SWP, 0, false);
 	default:
-		return post_burst_as(l, m, i, end, posted_total, slot, l->opt.opcode, -1);
+		return post_burst_as(l, m, i, end, posted_total, slot, l->opt.opcode, -1, false);
 	}
 }
 
@@ -198,8 +228,8 @@ static inline __attribute__((always_inline)) int post_burst(const struct pt_loop
 	return post_general(l, m, i, iters, posted_total, NULL, hooks, 1, one_until, UINT64_MAX);
 }
 
-/* post_window's WRs on QP i in the other cases (post lists, UD, the old
- * API, the pacer): pt_post_send per post. 0 when the window is full or the
+/* post_window's WRs on QP i in the other cases (post lists, UD, the
+ * pacer): pt_post_send per post. 0 when the window is full or the
  * run posted, 1 when the pacer says wait (nothing more this window), -1 on
  * error (said). The hooks' post slots are held across the window. */
 static inline __attribute__((always_inline)) int post_general(const struct pt_loop *l,
@@ -287,7 +317,7 @@ static inline __attribute__((always_inline)) int post_window_as(const struct pt_
 int pt_bw_post_window(const struct pt_loop *l, struct pt_bw_meas *m, uint64_t iters,
 		      uint64_t *posted_total, struct pt_pacer *pace)
 {
-	const bool one = l->opt.post_list == 1 && !l->opt.ud && l->res->qps[0].qpx && !pace;
+	const bool one = l->opt.post_list == 1 && !l->opt.ud && !pace;
 
 	if (__builtin_expect(pt_hooks_on, 0))
 		return one ? post_window_as(l, m, iters, posted_total, pace, true, true) :

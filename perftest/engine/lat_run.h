@@ -38,7 +38,8 @@ struct lat_run {
 };
 
 /* A loop's copy for the plain case: a run of known length into the stamps
- * array (no duration, no histogram), no gap, spinning on ibv_poll_cq, the
+ * array (no duration, no histogram), no gap, no NIC times, spinning on
+ * ibv_poll_cq or (events, -e) sleeping on the completion channel, the
  * loop's verb built inline (lat_fast_op) or the old post API, no immediate
  * data, send_lat's receives one per call on the QP: no test of those per
  * iteration; the array, the CQs, the provider's poll function and the new
@@ -49,6 +50,7 @@ struct lat_plain {
 	struct ibv_cq *cq[2];
 	pt_poll_fn poll_fn;
 	struct ibv_qp_ex *qx;
+	bool events;   /* a constant in each copy */
 };
 
 /* Empty polls between two looks at the stop rules when spinning. */
@@ -57,8 +59,7 @@ struct lat_plain {
 /* lat_wait.c: the run's end (the -e events acked), rc; wait_cq's slow ways
  * (see there); write_lat's wait for the peer's count. */
 int pt_lat_done(struct lat_run *r, int rc);
-int pt_lat_wait_events(struct lat_run *r, bool recv, bool hooks, const char *side,
-		       struct ibv_wc *wc, uint64_t *hw_ns);
+int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns);
 int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);
 int pt_lat_wait_byte(struct lat_run *r, uint8_t want);

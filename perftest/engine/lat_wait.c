@@ -70,6 +70,12 @@ int pt_lat_done(struct lat_run *r, int rc)
 	return rc;
 }
 
+static __attribute__((noinline, cold)) int lat_event_failed(void)
+{
+	pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
+	return -1;
+}
+
 /* -e: CQ `recv` was armed before its CQE can come (a latency loop has at
  * most one CQE due per CQ), so its event cannot be missed: one arming, one
  * event and one poll per CQE, as 6.06 does. Sleep until the event (1), 100
@@ -85,12 +91,10 @@ static int lat_sleep(struct lat_run *r, bool recv)
 	while (r->armed[recv]) {
 		if (poll(&r->channel_poll, 1, 100) != 1)
 			return 0;
-		if (ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx)) {
-			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
-			return -1;
-		}
-		which = ev_cq == res->recv_cq;
-		if (!which && ev_cq != res->send_cq) {
+		if (__builtin_expect(ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx) != 0, 0))
+			return lat_event_failed();
+		which = ev_cq == r->cq[1];
+		if (!which && ev_cq != r->cq[0]) {
 			ibv_ack_cq_events(ev_cq, 1);    /* not ours: never expected */
 			continue;
 		}
@@ -101,43 +105,58 @@ static int lat_sleep(struct lat_run *r, bool recv)
 	return 1;
 }
 
-/* wait_cq with -e. */
-int pt_lat_wait_events(struct lat_run *r, bool recv, bool hooks, const char *side,
-		       struct ibv_wc *wc, uint64_t *hw_ns)
+/* -e's rare ways, out of line so that the common one saves few registers:
+ * an arming or a poll that failed (said, -1); 100 ms without an event and
+ * the CQ still empty: the stop rules (1: wait on, else wait_ended). */
+static __attribute__((noinline, cold)) int lat_arm_failed(int rc)
 {
-	uint64_t now;
+	pt_err_call("ibv_req_notify_cq", pt_err_code(rc), "Couldn't request CQ notification");
+	return -1;
+}
+
+static __attribute__((noinline, cold)) int lat_poll_failed(int n)
+{
+	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
+	return -1;
+}
+
+static __attribute__((noinline)) int lat_events_idle(struct lat_run *r)
+{
+	uint64_t now = pt_now_ns();
+
+	return lat_waiting(r, now, "completion") ? 1 : wait_ended(r, now);
+}
+
+/* wait_cq with -e: 1 with the CQE in *wc (its status is the caller's:
+ * cqe_taken), 0 at the end of the run, -1 on an error (said). Per CQE in
+ * the steady state: the CQ is still armed from the last wait, so one
+ * sleep, one event, one arming and one poll. */
+int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns)
+{
 	int n, rc;
 
 	for (;;) {
 		if (!r->armed[recv]) {
 			/* armed before the poll: a CQE after it raises an event */
-			rc = ibv_req_notify_cq(recv ? r->res->recv_cq : r->res->send_cq, 0);
-			if (rc) {
-				pt_err_call("ibv_req_notify_cq", pt_err_code(rc),
-					    "Couldn't request CQ notification");
-				return -1;
-			}
+			rc = ibv_req_notify_cq(r->cq[recv], 0);
+			if (__builtin_expect(rc != 0, 0))
+				return lat_arm_failed(rc);
 			r->armed[recv] = true;
 			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
 			if (n)
 				break;
 		}
 		rc = lat_sleep(r, recv);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
+		if (__builtin_expect(rc == 0, 0)) {
 			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
 			if (n)
 				break;
-			now = pt_now_ns();
-			if (!lat_waiting(r, now, "completion"))
-				return wait_ended(r, now);
+			rc = lat_events_idle(r);
 		}
+		if (rc <= 0)
+			return rc;
 	}
-	if (n == 1)
-		return cqe_taken(r, recv, hooks, side, wc, &r->t_cqe);
-	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
-	return -1;
+	return __builtin_expect(n == 1, 1) ? 1 : lat_poll_failed(n);
 }
 
 /* wait_cq spinning, past `polled` polls (at most LAT_SPINS_PER_CHECK) whose

@@ -72,6 +72,10 @@ int pt_recv_repost(const struct pt_loop *l, int i, bool unlimited);
 int pt_post_send(const struct pt_loop *l, int i, unsigned n, uint64_t iters);
 /* A run's first post on QP q: the send plan (send_wr.h) and q's place. */
 void pt_send_plan_start(const struct pt_loop *l, struct pt_qp *q);
+/* The old post API's WR k = q->posted of QP i, the plan set (its local
+ * address, remote address, wr_id and flags the caller's per WR), for a
+ * loop that posts one WR at a time with it. */
+void pt_send_wr_old(const struct pt_loop *l, int i, struct ibv_send_wr *wr, struct ibv_sge *sge);
 /* A failed post of QP i (rc: the provider's errno), said on stderr: -1. */
 int pt_post_send_failed(const struct pt_loop *l, int i, int rc);
 /* With l->opt.imm a receive completion must carry immediate data: 0, or -1

@@ -207,6 +207,25 @@ static void old_remote(const struct pt_loop *l, const struct pt_qp *q, const str
 	}
 }
 
+void pt_send_wr_old(const struct pt_loop *l, int i, struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	const struct pt_send_plan *p = &l->res->send_plan;
+	struct pt_qp *q = &l->res->qps[i];
+	struct pt_wr_target t = {
+		.local = q->send_buf + q->send_off, .len = p->len, .raddr = q->remote_addr + q->send_off,
+		.rkey = q->remote_rkey, .lkey = q->send_lkey,
+	};
+
+	*sge = (struct ibv_sge){ .addr = (uintptr_t)t.local, .length = t.len, .lkey = t.lkey };
+	*wr = (struct ibv_send_wr){
+		.wr_id = pt_wrid(i, q->posted), .sg_list = sge, .num_sge = 1,
+		.opcode = l->opt.opcode, .send_flags = p->flags,
+	};
+	old_remote(l, q, &t, wr);
+	if (l->opt.imm)
+		wr->imm_data = htobe32(PT_IMM_DATA);
+}
+
 static int post_send_old(const struct pt_loop *l, int i, unsigned n, uint64_t iters)
 {
 	enum { MAX_CHAIN = 64 };

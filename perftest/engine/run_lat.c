@@ -87,17 +87,26 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	return 0;
 }
 
-static bool lat_is_plain(const struct lat_run *r, enum ibv_wr_opcode op)
+/* Which copy of a loop runs (struct lat_plain): the general one, or a
+ * plain one, spinning or (-e) sleeping on the completion channel. */
+enum lat_copy { LAT_GENERAL, LAT_PLAIN, LAT_PLAIN_EVENTS };
+
+static enum lat_copy lat_copy_of(const struct lat_run *r, enum ibv_wr_opcode op)
 {
-	return !r->duration && !r->m->hist && r->plain_poll && r->l->opt.lat_gap_ns == 0 &&
-	       (r->fast_op == (int)op || !r->res->qps[0].qpx) && !r->l->opt.imm &&
-	       (op != IBV_WR_SEND || r->plain_repost);
+	bool plain = !r->duration && !r->m->hist && !r->res->hwts && r->l->opt.lat_gap_ns == 0 &&
+		     (r->fast_op == (int)op || !r->res->qps[0].qpx) && !r->l->opt.imm &&
+		     (op != IBV_WR_SEND || r->plain_repost);
+
+	if (!plain)
+		return LAT_GENERAL;
+	return r->events ? LAT_PLAIN_EVENTS : LAT_PLAIN;
 }
 
 /* A plain copy's start: its local; the send WR's id and flags, the same
  * for every WR of the run, and QP 0's post count, set once (the builder
  * reads them, nothing of the run writes them again: lat_post_send). */
-static struct lat_plain lat_plain_of(struct lat_run *r)
+static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struct lat_run *r,
+									   bool events)
 {
 	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
 
@@ -108,7 +117,8 @@ static struct lat_plain lat_plain_of(struct lat_run *r)
 		qx->wr_flags = r->wrs.send.send_flags;
 	}
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
-				   .poll_fn = r->cq[0]->context->ops.poll_cq, .qx = qx };
+				   .poll_fn = r->cq[0]->context->ops.poll_cq, .qx = qx,
+				   .events = events };
 }
 
 /* Iteration i posts now: stamp it; in duration mode only the round trips
@@ -157,8 +167,11 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 {
 	int n;
 
-	if (!p && __builtin_expect(r->events, 0)) {
-		n = pt_lat_wait_events(r, recv, hooks, side, wc, hw_ns);
+	if (p ? p->events : __builtin_expect(r->events, 0)) {
+		n = pt_lat_wait_events(r, recv, wc, hw_ns);
+		if (__builtin_expect(n == 1, 1))
+			return cqe_taken(r, recv, hooks, side, wc, t);
+		return n;
 	} else {
 		/* the hooks' copy polls once inline (the spin's registers would
 		 * push its pair slots out of theirs), then spins out of line */
@@ -436,10 +449,12 @@ static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r
 	return lat_send_rest(r, i, true, side, how, h, p, t_recv);
 }
 
-static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks, bool plain)
+static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
+							    enum lat_copy copy)
 {
-	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
-	const struct lat_plain *p = plain ? &pl : NULL;
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+							  (struct lat_plain){ 0 };
+	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
@@ -474,24 +489,33 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
  * plain one with the hooks off inline. */
 static __attribute__((noinline)) int lat_send_hooked_plain(struct lat_run *r)
 {
-	return lat_send_as(r, true, true);
+	return lat_send_as(r, true, LAT_PLAIN);
 }
 
 static __attribute__((noinline)) int lat_send_hooked(struct lat_run *r)
 {
-	return lat_send_as(r, true, false);
+	return lat_send_as(r, true, LAT_GENERAL);
 }
 
 static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
 {
-	return lat_send_as(r, false, false);
+	return lat_send_as(r, false, LAT_GENERAL);
+}
+
+static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r)
+{
+	return lat_send_as(r, false, LAT_PLAIN_EVENTS);
 }
 
 static int lat_send(struct lat_run *r)
 {
-	if (pt_hooks_on)
-		return lat_is_plain(r, IBV_WR_SEND) ? lat_send_hooked_plain(r) : lat_send_hooked(r);
-	return lat_is_plain(r, IBV_WR_SEND) ? lat_send_as(r, false, true) : lat_send_general(r);
+	enum lat_copy copy = lat_copy_of(r, IBV_WR_SEND);
+
+	if (pt_hooks_on)   /* -e with the hooks: the general copy */
+		return copy == LAT_PLAIN ? lat_send_hooked_plain(r) : lat_send_hooked(r);
+	if (copy == LAT_PLAIN)
+		return lat_send_as(r, false, LAT_PLAIN);
+	return copy == LAT_PLAIN_EVENTS ? lat_send_plain_events(r) : lat_send_general(r);
 }
 
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -536,10 +560,12 @@ static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run
 	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p, op, t_last);
 }
 
-static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks, bool plain)
+static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks,
+							    enum lat_copy copy)
 {
-	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
-	const struct lat_plain *p = plain ? &pl : NULL;
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+							  (struct lat_plain){ 0 };
+	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
 	const char *side = client ? "client" : "server";
@@ -564,24 +590,27 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 
 static __attribute__((noinline)) int lat_write_hooked_plain(struct lat_run *r)
 {
-	return lat_write_as(r, true, true);
+	return lat_write_as(r, true, LAT_PLAIN);
 }
 
 static __attribute__((noinline)) int lat_write_hooked(struct lat_run *r)
 {
-	return lat_write_as(r, true, false);
+	return lat_write_as(r, true, LAT_GENERAL);
 }
 
 static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
 {
-	return lat_write_as(r, false, false);
+	return lat_write_as(r, false, LAT_GENERAL);
 }
 
+/* write_lat waits on memory: no plain copy sleeps on the channel */
 static int lat_write(struct lat_run *r)
 {
+	bool plain = lat_copy_of(r, IBV_WR_RDMA_WRITE) == LAT_PLAIN;
+
 	if (pt_hooks_on)
-		return lat_is_plain(r, IBV_WR_RDMA_WRITE) ? lat_write_hooked_plain(r) : lat_write_hooked(r);
-	return lat_is_plain(r, IBV_WR_RDMA_WRITE) ? lat_write_as(r, false, true) : lat_write_general(r);
+		return plain ? lat_write_hooked_plain(r) : lat_write_hooked(r);
+	return plain ? lat_write_as(r, false, LAT_PLAIN) : lat_write_general(r);
 }
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -589,10 +618,12 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_write);
 }
 
-static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks, bool plain)
+static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks,
+							    enum lat_copy copy)
 {
-	const struct lat_plain pl = plain ? lat_plain_of(r) : (struct lat_plain){ 0 };
-	const struct lat_plain *p = plain ? &pl : NULL;
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+							  (struct lat_plain){ 0 };
+	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	struct pt_hook_pairs h = { 0 };
 	uint64_t i, t_last = 0;
 	int rc = 1;
@@ -606,24 +637,33 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 
 static __attribute__((noinline)) int lat_read_hooked_plain(struct lat_run *r)
 {
-	return lat_read_as(r, true, true);
+	return lat_read_as(r, true, LAT_PLAIN);
 }
 
 static __attribute__((noinline)) int lat_read_hooked(struct lat_run *r)
 {
-	return lat_read_as(r, true, false);
+	return lat_read_as(r, true, LAT_GENERAL);
 }
 
 static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
 {
-	return lat_read_as(r, false, false);
+	return lat_read_as(r, false, LAT_GENERAL);
+}
+
+static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r)
+{
+	return lat_read_as(r, false, LAT_PLAIN_EVENTS);
 }
 
 static int lat_read(struct lat_run *r)
 {
-	if (pt_hooks_on)
-		return lat_is_plain(r, IBV_WR_RDMA_READ) ? lat_read_hooked_plain(r) : lat_read_hooked(r);
-	return lat_is_plain(r, IBV_WR_RDMA_READ) ? lat_read_as(r, false, true) : lat_read_general(r);
+	enum lat_copy copy = lat_copy_of(r, IBV_WR_RDMA_READ);
+
+	if (pt_hooks_on)   /* -e with the hooks: the general copy */
+		return copy == LAT_PLAIN ? lat_read_hooked_plain(r) : lat_read_hooked(r);
+	if (copy == LAT_PLAIN)
+		return lat_read_as(r, false, LAT_PLAIN);
+	return copy == LAT_PLAIN_EVENTS ? lat_read_plain_events(r) : lat_read_general(r);
 }
 
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)

@@ -228,6 +228,10 @@ static inline int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		if (atomic_op(wr->opcode)) {
 			w.raddr = wr->wr.atomic.remote_addr;
 			w.rkey = wr->wr.atomic.rkey;
+			/* fetch-and-add adds 1; compare-and-swap compares 0, swaps 0 */
+			assert_int_equal(wr->wr.atomic.compare_add,
+					 wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ? 1 : 0);
+			assert_int_equal(wr->wr.atomic.swap, 0);
 		} else if (!cur_loop->opt.ud) {
 			w.raddr = wr->wr.rdma.remote_addr;
 			w.rkey = wr->wr.rdma.rkey;
@@ -350,7 +354,7 @@ static inline void x_read(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
 }
 static inline void x_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t add)
 {
-	(void)add;
+	assert_int_equal(add, 1);
 	x_open(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr);
 }
 static inline void x_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t len)

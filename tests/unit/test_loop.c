@@ -99,10 +99,19 @@ static void test_bw_send_per_port(void **state)
 	}
 }
 
+/* The old post API one WR per post (bw_post.c builds the WR once and
+ * stores its addresses, wr_id and flags per WR): every verb, each WR as
+ * the fake checks it (opcode, addresses, keys, flags, atomics' operands). */
 static void test_bw_send_old_api(void **state)
 {
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_ATOMIC_FETCH_AND_ADD,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM,
+	};
+
 	(void)state;
-	check_bw_send(IBV_WR_SEND, false, 1);
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		check_bw_send(ops[k], false, 1);
 }
 
 static void test_bw_write_post_list(void **state)
