@@ -59,6 +59,10 @@ struct lat_plain {
 /* lat_wait.c: the run's end (the -e events acked), rc; wait_cq's slow ways
  * (see there); write_lat's wait for the peer's count. */
 int pt_lat_done(struct lat_run *r, int rc);
+/* A wait or a loop that the stop rules ended (lat_waiting false): -1 for
+ * a signal (what was measured so far is kept, m->interrupted), the peer
+ * gone or a stall; 0 when the duration is over. */
+int pt_lat_wait_ended(struct lat_run *r, uint64_t now);
 int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns);
 int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);

@@ -13,7 +13,7 @@
 /* A wait that lat_waiting() ended: -1 for an interruption (what was
  * measured so far is kept), the peer gone or a stall; 0 when the duration
  * is over (a normal end). */
-static int wait_ended(struct lat_run *r, uint64_t now)
+int pt_lat_wait_ended(struct lat_run *r, uint64_t now)
 {
 	if (pt_interrupted) {
 		r->m->interrupted = true;
@@ -107,7 +107,7 @@ static int lat_sleep(struct lat_run *r, bool recv)
 
 /* -e's rare ways, out of line so that the common one saves few registers:
  * an arming or a poll that failed (said, -1); 100 ms without an event and
- * the CQ still empty: the stop rules (1: wait on, else wait_ended). */
+ * the CQ still empty: the stop rules (1: wait on, else pt_lat_wait_ended). */
 static __attribute__((noinline, cold)) int lat_arm_failed(int rc)
 {
 	pt_err_call("ibv_req_notify_cq", pt_err_code(rc), "Couldn't request CQ notification");
@@ -124,7 +124,7 @@ static __attribute__((noinline)) int lat_events_idle(struct lat_run *r)
 {
 	uint64_t now = pt_now_ns();
 
-	return lat_waiting(r, now, "completion") ? 1 : wait_ended(r, now);
+	return lat_waiting(r, now, "completion") ? 1 : pt_lat_wait_ended(r, now);
 }
 
 /* wait_cq with -e: 1 with the CQE in *wc (its status is the caller's:
@@ -178,7 +178,7 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		if (polled >= LAT_SPINS_PER_CHECK) {
 			now = pt_now_ns();
 			if (!lat_waiting(r, now, "completion"))
-				return wait_ended(r, now);
+				return pt_lat_wait_ended(r, now);
 			polled = 0;
 		}
 		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK - polled, NULL);
@@ -201,7 +201,7 @@ int pt_lat_wait_byte(struct lat_run *r, uint8_t want)
 			continue;
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "write from the peer"))
-			return wait_ended(r, now);
+			return pt_lat_wait_ended(r, now);
 	}
 	return 1;
 }

@@ -8,15 +8,26 @@
 #ifndef PT_LOOP_H
 #define PT_LOOP_H
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include "res.h"
 #include "fault.h"
 
-/* Set by SIGINT/SIGTERM (the tool installs the handler: tools/tool.c);
- * loops stop, the tool cleans up. Defined in interrupt.c. */
+/* Set by SIGINT/SIGTERM (the tool installs the handler: tools/tool.c,
+ * which calls pt_interrupt); loops stop, the tool cleans up. Defined in
+ * interrupt.c. */
 extern volatile sig_atomic_t pt_interrupted;
+/* A latency run's bound on its iterations: its -n (no bound in duration
+ * mode), lowered to 0 by pt_interrupt. The loops compare their count with
+ * it, which is their end test anyway: a signal ends them at the next
+ * iteration, however fast their CQEs come (a wait looks at the flag only
+ * when it waits long), with no more work per iteration. Lock-free, so a
+ * signal handler may store it. */
+extern _Atomic uint64_t pt_lat_until;
+/* The signal handler's whole work (async-signal-safe). */
+void pt_interrupt(int sig);
 
 /* The option values the loops read, copied once per run. */
 struct pt_loop_opts {

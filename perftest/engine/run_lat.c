@@ -71,6 +71,11 @@ static int lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_me
 	r->cq[0] = l->res->send_cq;
 	r->cq[1] = l->res->recv_cq;
 	r->fast_op = lat_fast_op(l);
+	/* stored, then the flag read: a signal before the store is seen here,
+	 * one after it stores 0 (pt_interrupt) */
+	atomic_store_explicit(&pt_lat_until, r->duration ? UINT64_MAX : iters, memory_order_relaxed);
+	if (pt_interrupted)
+		atomic_store_explicit(&pt_lat_until, 0, memory_order_relaxed);
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {
@@ -186,12 +191,14 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 	return n;
 }
 
+/* The next iteration is due: below the run's bound (-n, or 0 once a
+ * signal came: pt_lat_until), and in duration mode inside the window. */
 static inline __attribute__((always_inline)) bool more(const struct lat_run *r, uint64_t i,
 							 const struct lat_plain *p)
 {
-	if (p)
-		return i < r->l->opt.iters;
-	return r->duration ? !(r->started && pt_now_ns() >= r->t_end) : i < r->l->opt.iters;
+	if (i >= atomic_load_explicit(&pt_lat_until, memory_order_relaxed))
+		return false;
+	return p || !r->duration || !(r->started && pt_now_ns() >= r->t_end);
 }
 
 static int lat_end(struct lat_run *r)
@@ -266,7 +273,7 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 			ibv_wr_rdma_write(qx, w->rkey, w->raddr);
 		else
 			ibv_wr_send(qx);
-		if (w->inl)
+		if (op != IBV_WR_RDMA_READ && w->inl)   /* a READ never inline: no test */
 			ibv_wr_set_inline_data(qx, (void *)(uintptr_t)w->send_sge.addr,
 					       w->send_sge.length);
 		else
@@ -399,6 +406,8 @@ static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int 
 {
 	if (hooks)
 		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
+	if (rc > 0 && pt_interrupted)   /* the bound ended the loop (more) */
+		rc = pt_lat_wait_ended(r, pt_now_ns());
 	return rc < 0 ? -1 : lat_end(r);
 }
 
@@ -475,7 +484,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 			break;
 	}
 	/* the client's last ping comes back once more (no repost due) */
-	if (rc > 0 && client && !r->duration) {
+	if (rc > 0 && client && !r->duration && !pt_interrupted) {
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
 		uint64_t t_recv = 0;
 
@@ -583,7 +592,7 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 			break;
 	}
 	/* the server's last write is answered once more */
-	if (rc > 0 && !client && !r->duration && pt_lat_wait_byte(r, (uint8_t)i) <= 0)
+	if (rc > 0 && !client && !r->duration && !pt_interrupted && pt_lat_wait_byte(r, (uint8_t)i) <= 0)
 		rc = -1;
 	return lat_out(r, rc, i, hooks, false, &h);
 }

@@ -13,7 +13,7 @@
 
 static void on_signal(int sig)
 {
-	pt_interrupted = sig;
+	pt_interrupt(sig);
 }
 
 static void catch_signals(void)

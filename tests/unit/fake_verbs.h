@@ -316,8 +316,8 @@ static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 			f->retired[pt_wrid_qp(wc[k].wr_id)] = pt_wrid_index(wc[k].wr_id) + 1;
 	}
 	f->polled += (uint64_t)k;
-	if (f->interrupt_after && f->polled >= f->interrupt_after)
-		pt_interrupted = SIGINT;
+	if (f->interrupt_after && f->polled >= f->interrupt_after && !pt_interrupted)
+		pt_interrupt(SIGINT);   /* what the tools' handler does */
 	return k;
 }
 
