@@ -30,6 +30,10 @@ CASES = [
     ("ud-send-bw", "ib_send_bw", "-c UD -s 1024 -n 200", "auto", {"SEND": 200}),
     ("send-lat", "ib_send_lat", "-n 100", {"SEND": 100, "RECV": 100}, {"SEND": 100, "RECV": 100}),
     ("write-bw-q2", "ib_write_bw", "-q 2 -n 100 -Q 8", None, {"WRITE": 200}),
+    # -e: the latency loops' hooked copies sleeping on the completion channel
+    ("send-lat-events", "ib_send_lat", "-e -n 100", {"SEND": 100, "RECV": 100},
+     {"SEND": 100, "RECV": 100}),
+    ("read-lat-events", "ib_read_lat", "-e -n 100", None, {"READ": 100}),
 ]
 
 
