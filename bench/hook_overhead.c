@@ -498,6 +498,10 @@ int main(int argc, char **argv)
 	}
 	if (argc == 5 && !strcmp(argv[1], "--lat-loop"))
 		return lat_loop_main(argv[2], argv[3], argv[4]);   /* callgrind's run (lat_loop_ir_rows) */
+	if (argc == 6 && !strcmp(argv[1], "--lat-own"))
+		return lat_own_main(argv[2], argv[3], argv[4], argv[5]);   /* lat_own_rows */
+	if (argc == 4 && !strcmp(argv[1], "--lat-floor"))
+		return lat_floor_main(argv[2], argv[3]);   /* lat_own_rows */
 	if (argc == 3 && !strcmp(argv[1], "--lat-report"))
 		return lat_report_main(argv[2]);   /* callgrind's run (lat_report_ir_row) */
 	if (argc == 3 && !strcmp(argv[1], "--probe-loops")) {
@@ -583,6 +587,7 @@ int main(int argc, char **argv)
 		real_loop_ir_rows(argv[0], iters / BW_ITERS_DIV > 1000 ? iters / BW_ITERS_DIV : 1000);
 		/* a latency iteration costs a few BW WRs: fewer of them, the same time */
 		lat_loop_ir_rows(argv[0], iters / LAT_ITERS_DIV > 100 ? iters / LAT_ITERS_DIV : 100);
+		lat_own_rows(argv[0], iters / LAT_ITERS_DIV > 100 ? iters / LAT_ITERS_DIV : 100);
 		lat_report_ir_row(argv[0], 1000);
 	}
 	clock_rows();

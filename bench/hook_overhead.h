@@ -6,6 +6,7 @@
 #define PT_BENCH_HOOK_OVERHEAD_H
 #include <stddef.h>
 #include <stdint.h>
+#include <infiniband/verbs.h>
 
 /* Instructions of fn (inclusive), counted by callgrind running this
  * program (self) with args; -1 when valgrind cannot be run (said). */
@@ -27,5 +28,26 @@ void lat_loop_ir_rows(const char *self, uint64_t iters);
  * 2 x n samples (the lab's bench/instructions runs take 1000 and 2000). */
 int lat_report_main(const char *n);
 void lat_report_ir_row(const char *self, size_t n);
+
+/* --lat-own KIND new|old spin|events N: run_lat.c's loop KIND (send, read)
+ * once, hooks off, on either post API, spinning or with -e; --lat-floor
+ * spin|events N: the floor loops (lat_floor.c) once. lat_own_rows: the own
+ * code per WR of both, by callgrind at iters and 2 x iters iterations, the
+ * fake device, libibverbs and libc apart. */
+int lat_own_main(const char *kind, const char *api, const char *wait, const char *iters);
+int lat_floor_main(const char *wait, const char *iters);
+void lat_own_rows(const char *self, uint64_t iters);
+
+/* The floor loops (lat_floor.c): a READ latency loop with nothing but its
+ * verbs calls, spinning or sleeping on ch; 0, or -1 on a failed call or
+ * CQE. */
+struct floor_wr {
+	uint32_t rkey, lkey, len;
+	uint64_t raddr, addr;
+};
+int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
+		    const struct floor_wr *w);
+int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_channel *ch,
+		      uint64_t *stamps, uint64_t iters, const struct floor_wr *w);
 
 #endif

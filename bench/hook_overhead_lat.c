@@ -8,7 +8,13 @@
  * The fake device answers at once, as the peer would: a signaled send WR
  * completes on the send CQ; send_lat's ping also brings the pong into the
  * oldest posted receive; write_lat's write brings the peer's count back into
- * the last byte of our region. Run info, depths and signal period are the
+ * the last byte of our region. It takes both post APIs (ibv_post_send and
+ * the ibv_wr_* builders) and, for -e, has a completion channel: a CQE that
+ * comes while its CQ is armed raises an event (a pipe) and shows in the CQ
+ * once the loop has taken the event, as a CQE later than its post does on
+ * a link; ibv_get_cq_event and ibv_ack_cq_events are this file's (the real
+ * ones reach into a provider's private ops). Run info, depths and signal
+ * period are the
  * latency tools' (perftest/cli/tools.c, options_check.c: tx_depth 1, cq_mod
  * 1, rx_depth 512 for SEND, 1 otherwise), and the receives are posted after
  * run start, as perftest/tools/lat.c does. */
@@ -16,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "util/clock.h"
 #include "util/tsc.h"
 #include "plugin/hooks/hooks.h"
@@ -42,18 +49,25 @@ static const struct {
 			 IBV_WC_FETCH_ADD, 1 },
 };
 
-/* A queue of wr_ids. */
+/* A queue of wr_ids; a CQ's shows those below `shown` (-e: not yet those
+ * whose event the loop has not taken). */
 struct ring {
 	uint64_t id[RING];
-	uint64_t head, tail;
+	uint64_t head, tail, shown;
 };
 
 struct lat_nic {
 	struct ibv_context ctx;     /* first: the verbs objects point here */
 	struct ibv_cq send_cq, recv_cq;
 	struct ibv_qp qp;
+	struct ibv_qp_ex qx;        /* the new post API's builders */
 	struct ibv_mr mr;
+	struct ibv_comp_channel channel;   /* -e: fd is a pipe's read end */
+	int event_fd;               /* the pipe's write end */
+	bool armed[2];              /* send [0] / recv [1] CQ */
+	uint64_t events, acked;     /* taken and acked by the loop */
 	enum lat_kind kind;
+	enum ibv_wr_opcode wr_op;   /* the builders' WR */
 	struct ring sent, rq, received;   /* send CQEs, posted receives, receive CQEs */
 	struct pt_qp q;
 	struct pt_res res;
@@ -64,36 +78,142 @@ struct lat_nic {
 static void push(struct ring *r, uint64_t id)
 {
 	r->id[r->tail++ % RING] = id;
+	r->shown = r->tail;
 }
 
 static bool pop(struct ring *r, uint64_t *id)
 {
-	if (r->head == r->tail)
+	if (r->head == r->shown)
 		return false;
 	*id = r->id[r->head++ % RING];
 	return true;
 }
 
+/* A CQE on the send [0] or recv [1] CQ: armed, it raises an event and
+ * waits for it to be taken. */
+static void nic_complete(struct lat_nic *n, bool recv, uint64_t id)
+{
+	struct ring *r = recv ? &n->received : &n->sent;
+	struct ibv_cq *cq = recv ? &n->recv_cq : &n->send_cq;
+	uint64_t shown = r->shown;
+
+	push(r, id);
+	if (!n->armed[recv])
+		return;
+	n->armed[recv] = false;
+	r->shown = shown;
+	if (write(n->event_fd, &cq, sizeof(cq)) != (ssize_t)sizeof(cq)) {
+		perror("hook-overhead: the fake channel");
+		exit(1);
+	}
+}
+
+/* One send WR as the NIC takes it, and the peer's answer. */
+static int nic_take(struct lat_nic *n, uint64_t wr_id, unsigned flags)
+{
+	uint64_t id;
+
+	if (flags & IBV_SEND_SIGNALED)
+		nic_complete(n, false, wr_id);
+	if (n->kind == LAT_SEND) {
+		if (!pop(&n->rq, &id))
+			return ENOMEM;   /* no receive for the pong: the loop is wrong */
+		nic_complete(n, true, id);
+	} else if (n->kind == LAT_WRITE) {
+		n->q.recv_buf[LAT_SIZE - 1] = (uint8_t)(n->q.send_buf[LAT_SIZE - 1] + 1);
+	}
+	return 0;
+}
+
 static int nic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct lat_nic *n = (struct lat_nic *)qp->context;
-	uint64_t id;
 
-	for (; wr; wr = wr->next) {
-		if (wr->send_flags & IBV_SEND_SIGNALED)
-			push(&n->sent, wr->wr_id);
-		/* the peer's answer */
-		if (n->kind == LAT_SEND) {
-			if (!pop(&n->rq, &id)) {
-				*bad = wr;
-				return ENOMEM;   /* no receive for the pong: the loop is wrong */
-			}
-			push(&n->received, id);
-		} else if (n->kind == LAT_WRITE) {
-			n->q.recv_buf[LAT_SIZE - 1] = (uint8_t)(n->q.send_buf[LAT_SIZE - 1] + 1);
+	for (; wr; wr = wr->next)
+		if (wr->opcode != kinds[n->kind].op || nic_take(n, wr->wr_id, wr->send_flags)) {
+			*bad = wr;
+			return EINVAL;
 		}
-	}
 	return 0;
+}
+
+/* The builders: one WR per wr_start .. wr_complete, as the loops post. */
+static struct lat_nic *nic_of_qx(struct ibv_qp_ex *qx)
+{
+	return (struct lat_nic *)qx->qp_base.context;
+}
+
+static void x_start(struct ibv_qp_ex *qx) { nic_of_qx(qx)->wr_op = (enum ibv_wr_opcode)-1; }
+static void x_send(struct ibv_qp_ex *qx) { nic_of_qx(qx)->wr_op = IBV_WR_SEND; }
+static void x_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	(void)rkey;
+	(void)raddr;
+	nic_of_qx(qx)->wr_op = IBV_WR_RDMA_WRITE;
+}
+static void x_read(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	(void)rkey;
+	(void)raddr;
+	nic_of_qx(qx)->wr_op = IBV_WR_RDMA_READ;
+}
+static void x_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t add)
+{
+	(void)rkey;
+	(void)raddr;
+	(void)add;
+	nic_of_qx(qx)->wr_op = IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+static void x_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t len)
+{
+	(void)qx;
+	(void)lkey;
+	(void)addr;
+	(void)len;
+}
+static void x_inline(struct ibv_qp_ex *qx, void *addr, size_t len)
+{
+	(void)qx;
+	(void)addr;
+	(void)len;
+}
+static int x_complete(struct ibv_qp_ex *qx)
+{
+	struct lat_nic *n = nic_of_qx(qx);
+
+	if (n->wr_op != kinds[n->kind].op)
+		return EINVAL;
+	return nic_take(n, qx->wr_id, qx->wr_flags);
+}
+
+static int nic_req_notify(struct ibv_cq *cq, int solicited_only)
+{
+	struct lat_nic *n = (struct lat_nic *)cq->context;
+
+	(void)solicited_only;
+	n->armed[cq == &n->recv_cq] = true;
+	return 0;
+}
+
+/* -e's two calls into libibverbs, over the fake channel. */
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct lat_nic *n = (struct lat_nic *)channel->context;
+
+	if (read(channel->fd, cq, sizeof(*cq)) != (ssize_t)sizeof(*cq))
+		return -1;
+	*cq_context = (*cq)->cq_context;
+	if (*cq == &n->recv_cq)
+		n->received.shown = n->received.tail;
+	else
+		n->sent.shown = n->sent.tail;
+	n->events++;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	((struct lat_nic *)cq->context)->acked += nevents;
 }
 
 static int nic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -126,20 +246,37 @@ static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 	return k;
 }
 
-static void nic_init(struct lat_nic *n, struct pt_loop *l, enum lat_kind kind, uint64_t iters)
+/* The fake for a run of kind: the old post API unless new_api; a
+ * completion channel with events. */
+static void nic_init(struct lat_nic *n, struct pt_loop *l, enum lat_kind kind, uint64_t iters,
+		     bool new_api, bool events)
 {
+	int fds[2] = { -1, -1 };
+
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
 	n->ctx.ops.post_send = nic_post_send;
 	n->ctx.ops.post_recv = nic_post_recv;
 	n->ctx.ops.poll_cq = nic_poll_cq;
+	n->ctx.ops.req_notify_cq = nic_req_notify;
 	n->send_cq.context = n->recv_cq.context = n->qp.context = &n->ctx;
 	n->qp.qp_num = 1;
-	n->q = (struct pt_qp){ .qp = &n->qp, .send_buf = n->buf, .recv_buf = n->buf + 4096,
-			       .remote_addr = 0x10000, .remote_rkey = 1 };
+	n->qx = (struct ibv_qp_ex){ .qp_base = n->qp, .wr_start = x_start, .wr_send = x_send,
+				    .wr_rdma_write = x_write, .wr_rdma_read = x_read,
+				    .wr_atomic_fetch_add = x_fadd, .wr_set_sge = x_sge,
+				    .wr_set_inline_data = x_inline, .wr_complete = x_complete };
+	n->q = (struct pt_qp){ .qp = &n->qp, .qpx = new_api ? &n->qx : NULL, .send_buf = n->buf,
+			       .recv_buf = n->buf + 4096, .remote_addr = 0x10000, .remote_rkey = 1 };
+	if (events && pipe(fds)) {
+		perror("hook-overhead: pipe");
+		exit(1);
+	}
+	n->channel = (struct ibv_comp_channel){ .context = &n->ctx, .fd = fds[0], .refcnt = 2 };
+	n->event_fd = fds[1];
 	n->q.recv_buf[LAT_SIZE - 1] = 1;   /* write_lat: the peer (the server) writes first */
 	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->send_cq,
-				  .recv_cq = &n->recv_cq, .num_qps = 1, .qps = &n->q };
+				  .recv_cq = &n->recv_cq, .num_qps = 1, .qps = &n->q,
+				  .channel = events ? &n->channel : NULL };
 	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = LAT_SIZE,
 				  .max_size = LAT_SIZE, .tx_depth = 1,
 				  .rx_depth = kind == LAT_SEND ? 512 : 1, .cq_mod = 1 };
@@ -150,9 +287,28 @@ static void nic_init(struct lat_nic *n, struct pt_loop *l, enum lat_kind kind, u
 	};
 }
 
+/* The end of a run over n: 1 (said) when events were taken and not all
+ * acked, or none taken with a channel. */
+static int nic_done(struct lat_nic *n, const char *what)
+{
+	int rc = 0;
+
+	if (n->event_fd >= 0 && (n->events == 0 || n->events != n->acked)) {
+		fprintf(stderr, "hook-overhead: %s: %llu events taken, %llu acked\n", what,
+			(unsigned long long)n->events, (unsigned long long)n->acked);
+		rc = 1;
+	}
+	if (n->event_fd >= 0) {
+		close(n->event_fd);
+		close(n->channel.fd);
+	}
+	return rc;
+}
+
 /* One client run of the loop: run start (traced), the receives, the loop,
  * run end; exits 1 when the loop fails or falls short. */
-static void lat_run(enum lat_kind kind, uint64_t iters, bool traced_run)
+static void lat_run(enum lat_kind kind, uint64_t iters, bool traced_run, bool new_api,
+		    bool events)
 {
 	static struct lat_nic nic;
 	const bool recvs = kind == LAT_SEND;
@@ -172,7 +328,7 @@ static void lat_run(enum lat_kind kind, uint64_t iters, bool traced_run)
 	char err[512];
 	int rc;
 
-	nic_init(&nic, &l, kind, iters);
+	nic_init(&nic, &l, kind, iters, new_api, events);
 	if (traced_run && pt_hooks_run_start(&info, err, sizeof(err))) {
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		exit(1);
@@ -191,6 +347,8 @@ static void lat_run(enum lat_kind kind, uint64_t iters, bool traced_run)
 		exit(1);
 	}
 	pt_lat_meas_free(&m);
+	if (nic_done(&nic, kinds[kind].name))
+		exit(1);
 }
 
 int lat_loop_main(const char *kind, const char *mode, const char *iters_s)
@@ -212,7 +370,7 @@ int lat_loop_main(const char *kind, const char *mode, const char *iters_s)
 		fprintf(stderr, "hook-overhead: %s\n", err);
 		return 1;
 	}
-	lat_run((enum lat_kind)k, iters, on);
+	lat_run((enum lat_kind)k, iters, on, false, false);
 	pt_hooks_unload_all();
 	return 0;
 }
@@ -237,6 +395,107 @@ void lat_loop_ir_rows(const char *self, uint64_t iters)
 		       "recorder %.2f instr/WR: added %+.2f instr/WR\n", kinds[k].name, kinds[k].wrs,
 		       per_it[0] / kinds[k].wrs, per_it[1] / kinds[k].wrs,
 		       (per_it[1] - per_it[0]) / kinds[k].wrs);
+	}
+}
+
+/* --lat-own KIND new|old spin|events N: one run, hooks off. */
+int lat_own_main(const char *kind, const char *api, const char *wait, const char *iters_s)
+{
+	uint64_t iters = strtoull(iters_s, NULL, 10);
+	const bool new_api = !strcmp(api, "new"), events = !strcmp(wait, "events");
+	int k = 0;
+
+	while (k < LAT_KINDS && strcmp(kinds[k].name, kind))
+		k++;
+	if (k == LAT_KINDS || k == LAT_WRITE || iters < 100 || (!new_api && strcmp(api, "old")) ||
+	    (!events && strcmp(wait, "spin"))) {
+		fprintf(stderr, "usage: hook-overhead --lat-own send|read|atomic new|old spin|events N>=100\n");
+		return 2;
+	}
+	if (pt_clock_init())
+		return 2;
+	lat_run((enum lat_kind)k, iters, false, new_api, events);
+	return 0;
+}
+
+/* --lat-floor spin|events N: the floor loop once over the fake. */
+int lat_floor_main(const char *wait, const char *iters_s)
+{
+	static struct lat_nic nic;
+	uint64_t iters = strtoull(iters_s, NULL, 10), *stamps;
+	const bool events = !strcmp(wait, "events");
+	struct floor_wr w = { .rkey = 1, .lkey = 2, .len = LAT_SIZE, .raddr = 0x10000 };
+	struct pt_loop l;
+	int rc;
+
+	if (iters < 100 || (!events && strcmp(wait, "spin"))) {
+		fprintf(stderr, "usage: hook-overhead --lat-floor spin|events N>=100\n");
+		return 2;
+	}
+	stamps = calloc(iters, sizeof(*stamps));
+	if (!stamps)
+		return 1;
+	nic_init(&nic, &l, LAT_READ, iters, true, events);
+	nic.qx.wr_id = 7;
+	nic.qx.wr_flags = IBV_SEND_SIGNALED;
+	w.addr = (uint64_t)(uintptr_t)nic.buf;
+	rc = events ? floor_read_events(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w) :
+		      floor_read_spin(&nic.qx, &nic.send_cq, stamps, iters, &w);
+	free(stamps);
+	if (nic_done(&nic, "floor") || rc) {
+		fprintf(stderr, "hook-overhead: the floor loop failed\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* What callgrind leaves out of a loop's own code: the fake device (this
+ * file's functions), libibverbs and libc. */
+#define NOT_OWN "hook_overhead_lat.c:|libibverbs.so|libc.so"
+
+static double own_per_wr(const char *self, const char *fn, const char *args_fmt, uint64_t iters,
+			 unsigned wrs)
+{
+	double ir[2];
+	char args[128];
+
+	for (int len = 0; len < 2; len++) {
+		snprintf(args, sizeof(args), args_fmt, (unsigned long long)(iters << len));
+		ir[len] = callgrind_ir_less(self, fn, args, NOT_OWN, NULL);
+		if (ir[len] < 0)
+			return -1;
+	}
+	return (ir[1] - ir[0]) / (double)iters / wrs;
+}
+
+void lat_own_rows(const char *self, uint64_t iters)
+{
+	static const struct {
+		const char *label, *fn, *args;
+		unsigned wrs;
+	} rows[] = {
+		{ "run_lat.c's read loop, new post API, spinning", "pt_run_lat_read",
+		  "--lat-own read new spin %llu", 1 },
+		{ "run_lat.c's read loop, new post API, -e", "pt_run_lat_read",
+		  "--lat-own read new events %llu", 1 },
+		{ "run_lat.c's read loop, old post API, -e", "pt_run_lat_read",
+		  "--lat-own read old events %llu", 1 },
+		{ "run_lat.c's send loop, new post API, -e (per iteration)", "pt_run_lat_send",
+		  "--lat-own send new events %llu", 1 },
+		{ "floor: a bare read loop, new post API, spinning", "floor_read_spin",
+		  "--lat-floor spin %llu", 1 },
+		{ "floor: a bare read loop, new post API, -e", "floor_read_events",
+		  "--lat-floor events %llu", 1 },
+	};
+
+	printf("  own code per WR, hooks off (the fake device, libibverbs and libc apart), %llu / %llu "
+	       "iterations:\n", (unsigned long long)iters, (unsigned long long)(2 * iters));
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		double per = own_per_wr(self, rows[k].fn, rows[k].args, iters, rows[k].wrs);
+
+		if (per < 0)
+			return;
+		printf("    %-58s %7.2f instr/WR\n", rows[k].label, per);
 	}
 }
 

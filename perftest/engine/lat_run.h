@@ -42,13 +42,14 @@ struct lat_run {
  * ibv_poll_cq or (events, -e) sleeping on the completion channel, the
  * loop's verb built inline (lat_fast_op) or the old post API, no immediate
  * data, send_lat's receives one per call on the QP: no test of those per
- * iteration; the array, the CQs, the provider's poll function and the new
- * API's QP (NULL: the old API) in a local (registers, or one load each).
+ * iteration; the array, the CQs, the provider's poll and arming functions
+ * and the new API's QP (NULL: the old API) in a local (registers, or one load each).
  * NULL: the general case. */
 struct lat_plain {
 	uint64_t *stamps;
 	struct ibv_cq *cq[2];
 	pt_poll_fn poll_fn;
+	int (*arm_fn)(struct ibv_cq *, int);   /* the provider's req_notify_cq */
 	struct ibv_qp_ex *qx;
 	bool events;   /* a constant in each copy */
 };
@@ -56,9 +57,19 @@ struct lat_plain {
 /* Empty polls between two looks at the stop rules when spinning. */
 #define LAT_SPINS_PER_CHECK 64u
 
+/* -e: events taken are acked this many at a time (pt_lat_ack). */
+#define LAT_ACK_BATCH 64u
+
 /* lat_wait.c: the run's end (the -e events acked), rc; wait_cq's slow ways
  * (see there); write_lat's wait for the peer's count. */
 int pt_lat_done(struct lat_run *r, int rc);
+void pt_lat_ack(struct lat_run *r, bool recv);
+/* -e's rare ways, out of line: a failed event, arming or poll (said, -1);
+ * an event of the CQ not waited for (counted, that CQ disarmed). */
+int pt_lat_event_failed(void) __attribute__((noinline, cold));
+int pt_lat_arm_failed(int rc) __attribute__((noinline, cold));
+int pt_lat_poll_failed(int n) __attribute__((noinline, cold));
+void pt_lat_event_other(struct lat_run *r, struct ibv_cq *ev_cq) __attribute__((noinline));
 /* A wait or a loop that the stop rules ended (lat_waiting false): -1 for
  * a signal (what was measured so far is kept, m->interrupted), the peer
  * gone or a stall; 0 when the duration is over. */

@@ -50,12 +50,10 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	return false;
 }
 
-/* -e: events taken and not yet acked, per CQ: acked LAT_ACK_BATCH at a
- * time (each ibv_ack_cq_events takes the CQ's lock) and all of them when
+/* -e: events taken and not yet acked, per CQ, are acked LAT_ACK_BATCH at
+ * a time (each ibv_ack_cq_events takes the CQ's lock) and all of them when
  * the run ends (pt_lat_done), before the tool can destroy the CQs. */
-#define LAT_ACK_BATCH 64u
-
-static void lat_ack(struct lat_run *r, bool recv)
+void pt_lat_ack(struct lat_run *r, bool recv)
 {
 	if (r->unacked[recv])
 		ibv_ack_cq_events(recv ? r->res->recv_cq : r->res->send_cq, r->unacked[recv]);
@@ -65,59 +63,69 @@ static void lat_ack(struct lat_run *r, bool recv)
 /* Every loop's way out: the events acked; rc as the loop returned it. */
 int pt_lat_done(struct lat_run *r, int rc)
 {
-	lat_ack(r, false);
-	lat_ack(r, true);
+	pt_lat_ack(r, false);
+	pt_lat_ack(r, true);
 	return rc;
 }
 
-static __attribute__((noinline, cold)) int lat_event_failed(void)
+int pt_lat_event_failed(void)
 {
 	pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
 	return -1;
 }
 
-/* -e: CQ `recv` was armed before its CQE can come (a latency loop has at
- * most one CQE due per CQ), so its event cannot be missed: one arming, one
- * event and one poll per CQE, as 6.06 does. Sleep until the event (1), 100
- * ms (0: the stop rules run, the CQ is polled anyway), or an error (-1).
- * An event of the other CQ disarms that one, which its own wait polls. */
-static int lat_sleep(struct lat_run *r, bool recv)
-{
-	struct pt_res *res = r->res;
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	bool which;
-
-	while (r->armed[recv]) {
-		if (poll(&r->channel_poll, 1, 100) != 1)
-			return 0;
-		if (__builtin_expect(ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx) != 0, 0))
-			return lat_event_failed();
-		which = ev_cq == r->cq[1];
-		if (!which && ev_cq != r->cq[0]) {
-			ibv_ack_cq_events(ev_cq, 1);    /* not ours: never expected */
-			continue;
-		}
-		if (++r->unacked[which] >= LAT_ACK_BATCH)
-			lat_ack(r, which);
-		r->armed[which] = false;
-	}
-	return 1;
-}
-
-/* -e's rare ways, out of line so that the common one saves few registers:
- * an arming or a poll that failed (said, -1); 100 ms without an event and
- * the CQ still empty: the stop rules (1: wait on, else pt_lat_wait_ended). */
-static __attribute__((noinline, cold)) int lat_arm_failed(int rc)
+int pt_lat_arm_failed(int rc)
 {
 	pt_err_call("ibv_req_notify_cq", pt_err_code(rc), "Couldn't request CQ notification");
 	return -1;
 }
 
-static __attribute__((noinline, cold)) int lat_poll_failed(int n)
+int pt_lat_poll_failed(int n)
 {
 	pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 	return -1;
+}
+
+/* An event taken: counted for its CQ, which it disarmed (a latency loop has
+ * at most one CQE due per CQ, so none is missed); an event of a CQ not the
+ * run's, never expected, is acked at once. */
+static void lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq)
+{
+	bool which = ev_cq == r->cq[1];
+
+	if (!which && ev_cq != r->cq[0]) {
+		ibv_ack_cq_events(ev_cq, 1);
+		return;
+	}
+	if (++r->unacked[which] >= LAT_ACK_BATCH)
+		pt_lat_ack(r, which);
+	r->armed[which] = false;
+}
+
+void pt_lat_event_other(struct lat_run *r, struct ibv_cq *ev_cq)
+{
+	lat_event_count(r, ev_cq);
+}
+
+/* -e: CQ `recv` was armed before its CQE can come, so its event cannot be
+ * missed: one arming, one event and one poll per CQE, as 6.06 does. Sleep
+ * until the event (1), 100 ms (0: the stop rules run, the CQ is polled
+ * anyway), or an error (-1). An event of the other CQ disarms that one,
+ * which its own wait polls. */
+static int lat_sleep(struct lat_run *r, bool recv)
+{
+	struct pt_res *res = r->res;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	while (r->armed[recv]) {
+		if (poll(&r->channel_poll, 1, 100) != 1)
+			return 0;
+		if (__builtin_expect(ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx) != 0, 0))
+			return pt_lat_event_failed();
+		lat_event_count(r, ev_cq);
+	}
+	return 1;
 }
 
 static __attribute__((noinline)) int lat_events_idle(struct lat_run *r)
@@ -140,7 +148,7 @@ int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t
 			/* armed before the poll: a CQE after it raises an event */
 			rc = ibv_req_notify_cq(r->cq[recv], 0);
 			if (__builtin_expect(rc != 0, 0))
-				return lat_arm_failed(rc);
+				return pt_lat_arm_failed(rc);
 			r->armed[recv] = true;
 			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
 			if (n)
@@ -156,7 +164,7 @@ int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t
 		if (rc <= 0)
 			return rc;
 	}
-	return __builtin_expect(n == 1, 1) ? 1 : lat_poll_failed(n);
+	return __builtin_expect(n == 1, 1) ? 1 : pt_lat_poll_failed(n);
 }
 
 /* wait_cq spinning, past `polled` polls (at most LAT_SPINS_PER_CHECK) whose

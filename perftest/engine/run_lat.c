@@ -122,7 +122,8 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 		qx->wr_flags = r->wrs.send.send_flags;
 	}
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
-				   .poll_fn = r->cq[0]->context->ops.poll_cq, .qx = qx,
+				   .poll_fn = r->cq[0]->context->ops.poll_cq,
+				   .arm_fn = r->cq[0]->context->ops.req_notify_cq, .qx = qx,
 				   .events = events };
 }
 
@@ -159,6 +160,43 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	m->n = i + 1;
 }
 
+/* -e in a plain copy, the steady state inline: the CQ armed since its
+ * last poll, one sleep, its event, the arming for the next CQE and one
+ * poll that finds this one (1, the CQE in *wc). Anything else (the CQ not
+ * armed, 100 ms without an event, another CQ's event, an empty poll) goes
+ * the whole way, pt_lat_wait_events; a failure is said (-1). */
+static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run *r, bool recv,
+								  struct ibv_wc *wc, uint64_t *hw_ns,
+								  const struct lat_plain *p)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int n;
+
+	if (__builtin_expect(r->armed[recv] && poll(&r->channel_poll, 1, 100) == 1, 1)) {
+		if (__builtin_expect(ibv_get_cq_event(r->res->channel, &ev_cq, &ev_ctx) != 0, 0))
+			return pt_lat_event_failed();
+		if (__builtin_expect(ev_cq != p->cq[recv], 0)) {
+			pt_lat_event_other(r, ev_cq);
+		} else {
+			/* its event disarmed it: armed again at once (r->armed stays) */
+			if (__builtin_expect(++r->unacked[recv] >= LAT_ACK_BATCH, 0))
+				pt_lat_ack(r, recv);
+			n = p->arm_fn(p->cq[recv], 0);
+			if (__builtin_expect(n != 0, 0)) {
+				r->armed[recv] = false;
+				return pt_lat_arm_failed(n);
+			}
+			n = p->poll_fn(p->cq[recv], 1, wc);
+			if (__builtin_expect(n == 1, 1))
+				return 1;
+			if (n < 0)
+				return pt_lat_poll_failed(n);
+		}
+	}
+	return pt_lat_wait_events(r, recv, wc, hw_ns);
+}
+
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
  * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
@@ -173,7 +211,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 	int n;
 
 	if (p ? p->events : __builtin_expect(r->events, 0)) {
-		n = pt_lat_wait_events(r, recv, wc, hw_ns);
+		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) : pt_lat_wait_events(r, recv, wc, hw_ns);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
 		return n;

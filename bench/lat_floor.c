@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/hook-overhead's floor rows: the least own code that one iteration
+ * of a READ latency loop on rdma-core's new post API can run, spinning and
+ * with -e. Each loop stamps the iteration with a bare rdtsc (no conversion),
+ * builds its WR with the four ibv_wr_* calls (wr_id and flags set once),
+ * waits for its CQE and checks its status; nothing else: no stop rule, no
+ * signal test, no hooks, no probes. Own code per WR above these is what a
+ * tool adds; below them no loop on these calls can go (issue 21's
+ * "<= 0.5x" for latency loops is measured against this). Kept in a file of
+ * its own: the counts leave the fake device's file out. */
+#include "hook_overhead.h"
+
+static inline uint64_t floor_stamp(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return 0;
+#endif
+}
+
+__attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq,
+					      uint64_t *stamps, uint64_t iters,
+					      const struct floor_wr *w)
+{
+	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+	struct ibv_wc wc;
+	int n;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		stamps[i] = floor_stamp();
+		ibv_wr_start(qx);
+		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
+		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
+		if (ibv_wr_complete(qx))
+			return -1;
+		while ((n = poll_fn(cq, 1, &wc)) == 0)
+			;
+		if (n < 0 || wc.status != IBV_WC_SUCCESS)
+			return -1;
+	}
+	return 0;
+}
+
+/* -e: armed before the first post and again before each poll, so the next
+ * CQE raises its event; one event means one CQE (one CQ, one WR in flight);
+ * events acked 64 at a time. Blocks in ibv_get_cq_event: no stop rule. */
+__attribute__((noinline)) int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq,
+						struct ibv_comp_channel *ch, uint64_t *stamps,
+						uint64_t iters, const struct floor_wr *w)
+{
+	struct ibv_cq *ev_cq;
+	struct ibv_wc wc;
+	unsigned unacked = 0;
+	void *ev_ctx;
+	int rc = ibv_req_notify_cq(cq, 0) ? -1 : 0;
+
+	for (uint64_t i = 0; !rc && i < iters; i++) {
+		stamps[i] = floor_stamp();
+		ibv_wr_start(qx);
+		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
+		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
+		if (ibv_wr_complete(qx) || ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+			rc = -1;
+			break;
+		}
+		if (++unacked == 64) {
+			ibv_ack_cq_events(cq, unacked);
+			unacked = 0;
+		}
+		if (ibv_req_notify_cq(cq, 0) || ibv_poll_cq(cq, 1, &wc) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			rc = -1;
+	}
+	if (unacked)
+		ibv_ack_cq_events(cq, unacked);
+	return rc;
+}
