@@ -74,7 +74,8 @@ void pt_lat_event_other(struct lat_run *r, struct ibv_cq *ev_cq) __attribute__((
  * a signal (what was measured so far is kept, m->interrupted), the peer
  * gone or a stall; 0 when the duration is over. */
 int pt_lat_wait_ended(struct lat_run *r, uint64_t now);
-int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns);
+int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns,
+		       bool idle);
 int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);
 int pt_lat_wait_byte(struct lat_run *r, uint8_t want);

@@ -138,23 +138,28 @@ static __attribute__((noinline)) int lat_events_idle(struct lat_run *r)
 /* wait_cq with -e: 1 with the CQE in *wc (its status is the caller's:
  * cqe_taken), 0 at the end of the run, -1 on an error (said). Per CQE in
  * the steady state: the CQ is still armed from the last wait, so one
- * sleep, one event, one arming and one poll. */
-int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns)
+ * sleep, one event, one arming and one poll. idle: the caller's sleep
+ * (wait_event_plain) ended without an event: the CQ is polled and the stop
+ * rules run first, so that an idle wait looks at them every 100 ms. */
+int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t *hw_ns, bool idle)
 {
-	int n, rc;
+	int n, rc = 0;
 
 	for (;;) {
-		if (!r->armed[recv]) {
-			/* armed before the poll: a CQE after it raises an event */
-			rc = ibv_req_notify_cq(r->cq[recv], 0);
-			if (__builtin_expect(rc != 0, 0))
-				return pt_lat_arm_failed(rc);
-			r->armed[recv] = true;
-			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
-			if (n)
-				break;
+		if (!idle) {
+			if (!r->armed[recv]) {
+				/* armed before the poll: a CQE after it raises an event */
+				rc = ibv_req_notify_cq(r->cq[recv], 0);
+				if (__builtin_expect(rc != 0, 0))
+					return pt_lat_arm_failed(rc);
+				r->armed[recv] = true;
+				n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
+				if (n)
+					break;
+			}
+			rc = lat_sleep(r, recv);
 		}
-		rc = lat_sleep(r, recv);
+		idle = false;
 		if (__builtin_expect(rc == 0, 0)) {
 			n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
 			if (n)

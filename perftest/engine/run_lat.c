@@ -163,17 +163,20 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 /* -e in a plain copy, the steady state inline: the CQ armed since its
  * last poll, one sleep, its event, the arming for the next CQE and one
  * poll that finds this one (1, the CQE in *wc). Anything else (the CQ not
- * armed, 100 ms without an event, another CQ's event, an empty poll) goes
- * the whole way, pt_lat_wait_events; a failure is said (-1). */
+ * armed, 100 ms without an event (idle: the stop rules' turn), another
+ * CQ's event, an empty poll) goes the whole way, pt_lat_wait_events; a
+ * failure is said (-1). */
 static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run *r, bool recv,
 								  struct ibv_wc *wc, uint64_t *hw_ns,
 								  const struct lat_plain *p)
 {
 	struct ibv_cq *ev_cq;
+	bool idle = false;
 	void *ev_ctx;
 	int n;
 
-	if (__builtin_expect(r->armed[recv] && poll(&r->channel_poll, 1, 100) == 1, 1)) {
+	if (__builtin_expect(r->armed[recv], 1) &&
+	    !(idle = __builtin_expect(poll(&r->channel_poll, 1, 100) != 1, 0))) {
 		if (__builtin_expect(ibv_get_cq_event(r->res->channel, &ev_cq, &ev_ctx) != 0, 0))
 			return pt_lat_event_failed();
 		if (__builtin_expect(ev_cq != p->cq[recv], 0)) {
@@ -194,7 +197,7 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
 				return pt_lat_poll_failed(n);
 		}
 	}
-	return pt_lat_wait_events(r, recv, wc, hw_ns);
+	return pt_lat_wait_events(r, recv, wc, hw_ns, idle);
 }
 
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
@@ -211,7 +214,8 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 	int n;
 
 	if (p ? p->events : __builtin_expect(r->events, 0)) {
-		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) : pt_lat_wait_events(r, recv, wc, hw_ns);
+		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) :
+			pt_lat_wait_events(r, recv, wc, hw_ns, false);
 		if (__builtin_expect(n == 1, 1))
 			return cqe_taken(r, recv, hooks, side, wc, t);
 		return n;

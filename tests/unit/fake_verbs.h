@@ -5,14 +5,19 @@
  * (fake_new). Every WR is checked as it comes against the rules the loops
  * promise (loop.h): numbering per QP, the tx_depth window, the cq_mod
  * signaling rule, opcode, length, lkey, the peer's address cycled like ours,
- * the UD AH and GRH room. Include after <cmocka.h>; one test file only. */
+ * the UD AH and GRH room. Include after <cmocka.h>; one test file only.
+ * -e (fake_use_events): a completion channel over a pipe, and this file
+ * defines ibv_get_cq_event and ibv_ack_cq_events, which the program's own
+ * code (the engine, linked statically) then calls instead of libibverbs'. */
 #ifndef PT_FAKE_VERBS_H
 #define PT_FAKE_VERBS_H
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 #include "perftest/engine/loop.h"
 
@@ -29,9 +34,23 @@ struct fake_wr {
 	struct ibv_ah *ah;
 };
 
+/* -e, one CQ: what the channel's model did and what the loop did to it. */
+struct fake_cq_events {
+	bool armed;                 /* req_notify_cq'd, no CQE since */
+	uint64_t arms;              /* req_notify_cq calls */
+	uint64_t cqes;              /* CQEs pushed while events are on */
+	uint64_t unarmed;           /* ... onto the CQ not armed */
+	uint64_t written, taken;    /* events: raised, and taken by ibv_get_cq_event */
+	uint64_t acked, ack_calls;  /* ibv_ack_cq_events: events acked, calls */
+	uint64_t hidden_polls;      /* polls that found nothing but CQEs not yet come */
+};
+
+/* CQEs [head, vis) are visible to poll_cq; [vis, tail) have not come yet
+ * (-e only: without events vis is always tail). */
 struct fake_ring {
 	struct ibv_wc wc[RING];
-	unsigned head, tail;
+	unsigned head, tail, vis;
+	struct fake_cq_events ev;
 };
 
 struct fake_qpx {
@@ -83,6 +102,13 @@ struct fake {
 	/* post lists: WRs that reused the local address of an earlier WR of
 	 * the same post call (upstream's bug: a whole list on one buffer) */
 	uint64_t list_addr_reused;
+	/* -e (fake_use_events) */
+	bool events;
+	bool late;                  /* every CQE comes only once its CQ is armed */
+	bool arm_each;              /* a latency loop: only a CQ's first CQE may find it unarmed */
+	struct ibv_comp_channel chan;   /* fd: the pipe's read end */
+	int chan_wr;                /* its write end */
+	uint64_t get_empty;         /* ibv_get_cq_event with no event to read */
 };
 
 /* Count the WRs of one post call whose local address an earlier one had. */
@@ -106,10 +132,46 @@ static inline int qp_index(struct fake *f, const struct ibv_qp *qp)
 	return i;
 }
 
-static inline void push(struct fake_ring *r, struct ibv_wc wc)
+static inline struct fake_ring *ring_of(struct fake *f, const struct ibv_cq *cq)
+{
+	assert_true(cq == &f->send_cq || cq == &f->recv_cq);
+	return cq == &f->send_cq ? &f->scq : &f->rcq;
+}
+
+/* A CQE came on an armed CQ: the CQ fires (disarmed) and its event, which
+ * names the CQ (here by its address), goes into the channel. */
+static inline void fake_fire(struct fake *f, struct fake_ring *r)
+{
+	struct ibv_cq *cq = r == &f->scq ? &f->send_cq : &f->recv_cq;
+
+	r->ev.armed = false;
+	r->ev.written++;
+	assert_int_equal(write(f->chan_wr, &cq, sizeof(cq)), sizeof(cq));
+}
+
+/* -e: a CQE pushed onto an armed CQ comes later than its post, as on a
+ * link: it fires the CQ and stays hidden until the loop takes the event.
+ * One pushed onto an unarmed CQ came before the arming: visible at once,
+ * unless it is behind hidden ones (a CQ is in order) or the fake is late
+ * (then it comes at the next arming: fake_req_notify_cq). */
+static inline void push(struct fake *f, struct fake_ring *r, struct ibv_wc wc)
 {
 	assert_true(r->tail - r->head < RING);
 	r->wc[r->tail++ % RING] = wc;
+	if (!f->events) {
+		r->vis = r->tail;
+		return;
+	}
+	r->ev.cqes++;
+	if (r->ev.armed) {
+		fake_fire(f, r);
+		return;
+	}
+	/* a latency loop arms a CQ from one CQE's poll to the next CQE: one
+	 * that forgot fails here, not after 100 ms sleeps for every CQE */
+	assert_true(++r->ev.unarmed <= 1 || !f->arm_each);
+	if (r->vis + 1 == r->tail && !f->late)
+		r->vis = r->tail;
 }
 
 /* A message of the peer lands in the oldest posted receive of QP i, or
@@ -120,7 +182,7 @@ static inline void deliver(struct fake *f, int i)
 		f->waiting[i]++;
 		return;
 	}
-	push(&f->rcq, (struct ibv_wc){
+	push(f, &f->rcq, (struct ibv_wc){
 		.wr_id = f->rfifo[i][f->rhead[i]++ % RING], .status = IBV_WC_SUCCESS,
 		.opcode = IBV_WC_RECV, .byte_len = (uint32_t)f->run.size, .qp_num = f->qp[i].qp_num,
 		.wc_flags = f->imm_in ? IBV_WC_WITH_IMM : 0, .imm_data = 0,
@@ -184,7 +246,7 @@ static inline void accept_wr(struct fake *f, int i, const struct fake_wr *w,
 			f->failed_qp = i;
 			f->failed_seq = seq;
 		}
-		push(&f->scq, (struct ibv_wc){
+		push(f, &f->scq, (struct ibv_wc){
 			.wr_id = w->wr_id, .qp_num = f->qp[i].qp_num, .byte_len = w->len,
 			.status = fail ? IBV_WC_RETRY_EXC_ERR : IBV_WC_SUCCESS,
 		});
@@ -308,9 +370,11 @@ static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		f->poll_min[side] = n;
 	if (n > f->poll_max[side])
 		f->poll_max[side] = n;
+	if (r->head == r->vis && r->vis != r->tail)
+		r->ev.hidden_polls++;
 	if (f->silent || (f->silent_after && f->polled >= f->silent_after))
 		return 0;
-	for (; k < n && r->head != r->tail; k++) {
+	for (; k < n && r->head != r->vis; k++) {
 		wc[k] = r->wc[r->head++ % RING];
 		if (r == &f->scq && wc[k].status == IBV_WC_SUCCESS && !f->per_iteration)
 			f->retired[pt_wrid_qp(wc[k].wr_id)] = pt_wrid_index(wc[k].wr_id) + 1;
@@ -479,8 +543,82 @@ static inline struct fake *fake_new_lat(struct pt_loop *l, enum ibv_wr_opcode op
 	return f;
 }
 
+/* ibv_req_notify_cq: the CQ armed; CQEs that have not come yet and that
+ * no event already covers (a late fake's) come now, after the arming. */
+static inline int fake_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	struct fake *f = of(cq->context);
+	struct fake_ring *r = ring_of(f, cq);
+
+	assert_true(f->events);
+	assert_int_equal(solicited_only, 0);
+	r->ev.arms++;
+	if (r->vis != r->tail && r->ev.written == r->ev.taken)
+		fake_fire(f, r);
+	else
+		r->ev.armed = true;
+	return 0;
+}
+
+/* libibverbs' own reads the event through the provider's private ops,
+ * which the fake has not: this one reads the pipe (non-blocking: a get
+ * without an event fails, counted, rather than hang the test), and the
+ * CQ's CQEs that had not come are there now. */
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct fake *f = of(channel->context);
+	struct ibv_cq *ev;
+	struct fake_ring *r;
+
+	assert_ptr_equal(channel, &f->chan);
+	if (read(channel->fd, &ev, sizeof(ev)) != (ssize_t)sizeof(ev)) {
+		f->get_empty++;
+		return -1;
+	}
+	r = ring_of(f, ev);
+	r->ev.taken++;
+	r->vis = r->tail;
+	*cq = ev;
+	*cq_context = ev->cq_context;
+	return 0;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	struct fake_ring *r = ring_of(of(cq->context), cq);
+
+	r->ev.acked += nevents;
+	r->ev.ack_calls++;
+	assert_true(r->ev.acked <= r->ev.taken);   /* never one not taken */
+}
+
+/* -e: the completion channel over a pipe, the CQs on it, req_notify_cq.
+ * late: every CQE comes only after its CQ is armed (else only those pushed
+ * while it is armed come late). A BW loop needs it to wait at all: it arms
+ * only once a poll found nothing, which on a fake whose CQEs are there at
+ * once never happens; and a loop that waits without arming waits for ever. */
+static inline void fake_use_events(struct fake *f, bool late)
+{
+	int fd[2];
+
+	assert_int_equal(pipe(fd), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(fcntl(fd[i], F_SETFL, O_NONBLOCK), 0);
+	f->chan = (struct ibv_comp_channel){ .context = &f->ctx, .fd = fd[0], .refcnt = 2 };
+	f->chan_wr = fd[1];
+	f->events = true;
+	f->late = late;
+	f->ctx.ops.req_notify_cq = fake_req_notify_cq;
+	f->send_cq.channel = f->recv_cq.channel = &f->chan;
+	f->res.channel = &f->chan;
+}
+
 static inline void fake_free(struct fake *f)
 {
+	if (f->events) {
+		close(f->chan.fd);
+		close(f->chan_wr);
+	}
 	pt_interrupted = 0;
 	free(f->buf);
 	free(f);

@@ -36,6 +36,10 @@ static const enum ibv_wr_opcode kind_op[] = {
 
 #define INITIAL_RECVS 4u   /* send_lat: receives posted before the run */
 
+/* -e: the runs sleep on the fake's completion channel (the hooks' copies
+ * then take the general loop's event wait). */
+static bool trace_events;
+
 struct traced {
 	struct wrt *w;
 	struct pt_lat_meas m;
@@ -64,6 +68,8 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	char err[256];
 	int rc;
 
+	if (trace_events)
+		fake_use_events(f, false);
 	t->w = recorder_plugin_start(args, pairs_max, &in, "lat-trace-test");
 	assert_non_null(t->w);
 
@@ -81,6 +87,12 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	}
 	assert_int_equal(rc, 0);
 	assert_int_equal(t->m.n, iters);
+	if (trace_events) {   /* every CQE but each CQ's first came with an event, all acked */
+		assert_int_equal(f->scq.ev.taken, iters - 1);
+		assert_int_equal(f->scq.ev.acked, iters - 1);
+		assert_int_equal(f->rcq.ev.taken, recvs ? iters - 1 : 0);
+		assert_int_equal(f->rcq.ev.acked, f->rcq.ev.taken);
+	}
 	assert_int_equal(pt_hooks_run_end(&end, err, sizeof(err)), 0);
 	pt_hooks_unload_all();
 	t->calls = recorder_plugin_calls;
@@ -215,6 +227,17 @@ static void test_read_lat_duration(void **state)
 	}
 }
 
+/* -e traced: the same rows and times as spinning. */
+static void test_events(void **state)
+{
+	(void)state;
+	trace_events = true;
+	check_kind(K_SEND);
+	check_kind(K_READ);
+	check_kind(K_ATOMIC);
+	trace_events = false;
+}
+
 static void test_send_lat(void **state) { (void)state; check_kind(K_SEND); }
 static void test_write_lat(void **state) { (void)state; check_kind(K_WRITE); }
 static void test_read_lat(void **state) { (void)state; check_kind(K_READ); }
@@ -228,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_read_lat),
 		cmocka_unit_test(test_atomic_lat),
 		cmocka_unit_test(test_read_lat_duration),
+		cmocka_unit_test(test_events),
 	};
 	return cmocka_run_group_tests_name("latency loops traced", tests, NULL, NULL);
 }
