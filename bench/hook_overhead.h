@@ -31,7 +31,7 @@ void lat_report_ir_row(const char *self, size_t n);
 
 /* --lat-own KIND new|old spin|events N: run_lat.c's loop KIND (send, read)
  * once, hooks off, on either post API, spinning or with -e; --lat-floor
- * spin|events N: the floor loops (lat_floor.c) once. lat_own_rows: the own
+ * spin|spin-old|events|watched N: the floor loops (lat_floor.c) once. lat_own_rows: the own
  * code per WR of both, by callgrind at iters and 2 x iters iterations, the
  * fake device, libibverbs and libc apart. */
 int lat_own_main(const char *kind, const char *api, const char *wait, const char *iters);
@@ -39,15 +39,19 @@ int lat_floor_main(const char *wait, const char *iters);
 void lat_own_rows(const char *self, uint64_t iters);
 
 /* The floor loops (lat_floor.c): a READ latency loop with nothing but its
- * verbs calls, spinning or sleeping on ch; 0, or -1 on a failed call or
- * CQE. */
+ * verbs calls, spinning or sleeping on ch (watched: with a poll() of ch
+ * before each event); 0, or -1 on a failed call or CQE. */
 struct floor_wr {
 	uint32_t rkey, lkey, len;
 	uint64_t raddr, addr;
 };
 int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
 		    const struct floor_wr *w);
+int floor_read_spin_old(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
+			const struct floor_wr *w);
 int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_channel *ch,
 		      uint64_t *stamps, uint64_t iters, const struct floor_wr *w);
+int floor_read_events_watched(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_channel *ch,
+			      uint64_t *stamps, uint64_t iters, const struct floor_wr *w);
 
 #endif

@@ -423,13 +423,14 @@ int lat_floor_main(const char *wait, const char *iters_s)
 {
 	static struct lat_nic nic;
 	uint64_t iters = strtoull(iters_s, NULL, 10), *stamps;
-	const bool events = !strcmp(wait, "events");
+	const bool watched = !strcmp(wait, "watched"), events = watched || !strcmp(wait, "events");
+	const bool old_api = !strcmp(wait, "spin-old");
 	struct floor_wr w = { .rkey = 1, .lkey = 2, .len = LAT_SIZE, .raddr = 0x10000 };
 	struct pt_loop l;
 	int rc;
 
-	if (iters < 100 || (!events && strcmp(wait, "spin"))) {
-		fprintf(stderr, "usage: hook-overhead --lat-floor spin|events N>=100\n");
+	if (iters < 100 || (!events && !old_api && strcmp(wait, "spin"))) {
+		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|events|watched N>=100\n");
 		return 2;
 	}
 	stamps = calloc(iters, sizeof(*stamps));
@@ -439,8 +440,14 @@ int lat_floor_main(const char *wait, const char *iters_s)
 	nic.qx.wr_id = 7;
 	nic.qx.wr_flags = IBV_SEND_SIGNALED;
 	w.addr = (uint64_t)(uintptr_t)nic.buf;
-	rc = events ? floor_read_events(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w) :
-		      floor_read_spin(&nic.qx, &nic.send_cq, stamps, iters, &w);
+	if (watched)
+		rc = floor_read_events_watched(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w);
+	else if (old_api)
+		rc = floor_read_spin_old(&nic.qp, &nic.send_cq, stamps, iters, &w);
+	else if (events)
+		rc = floor_read_events(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w);
+	else
+		rc = floor_read_spin(&nic.qx, &nic.send_cq, stamps, iters, &w);
 	free(stamps);
 	if (nic_done(&nic, "floor") || rc) {
 		fprintf(stderr, "hook-overhead: the floor loop failed\n");
@@ -484,8 +491,12 @@ void lat_own_rows(const char *self, uint64_t iters)
 		  "--lat-own send new events %llu", 1 },
 		{ "floor: a bare read loop, new post API, spinning", "floor_read_spin",
 		  "--lat-floor spin %llu", 1 },
+		{ "floor: the same, old post API (one ibv_post_send)", "floor_read_spin_old",
+		  "--lat-floor spin-old %llu", 1 },
 		{ "floor: a bare read loop, new post API, -e", "floor_read_events",
 		  "--lat-floor events %llu", 1 },
+		{ "floor: the same, -e, a poll() before each event (stop rules)",
+		  "floor_read_events_watched", "--lat-floor watched %llu", 1 },
 	};
 
 	printf("  own code per WR, hooks off (the fake device, libibverbs and libc apart), %llu / %llu "

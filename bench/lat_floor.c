@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/hook-overhead's floor rows: the least own code that one iteration
- * of a READ latency loop on rdma-core's new post API can run, spinning and
+ * of a READ latency loop on rdma-core's post APIs can run, spinning and
  * with -e. Each loop stamps the iteration with a bare rdtsc (no conversion),
  * builds its WR with the four ibv_wr_* calls (wr_id and flags set once),
  * waits for its CQE and checks its status; nothing else: no stop rule, no
@@ -8,6 +8,7 @@
  * tool adds; below them no loop on these calls can go (issue 21's
  * "<= 0.5x" for latency loops is measured against this). Kept in a file of
  * its own: the counts leave the fake device's file out. */
+#include <poll.h>
 #include "hook_overhead.h"
 
 static inline uint64_t floor_stamp(void)
@@ -42,6 +43,32 @@ __attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_c
 	return 0;
 }
 
+/* The same on the old post API: one ibv_post_send of a WR built once. */
+__attribute__((noinline)) int floor_read_spin_old(struct ibv_qp *qp, struct ibv_cq *cq,
+						  uint64_t *stamps, uint64_t iters,
+						  const struct floor_wr *w)
+{
+	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+	struct ibv_sge sge = { .addr = w->addr, .length = w->len, .lkey = w->lkey };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = w->raddr, .rkey = w->rkey } };
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int n;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		stamps[i] = floor_stamp();
+		if (ibv_post_send(qp, &wr, &bad))
+			return -1;
+		while ((n = poll_fn(cq, 1, &wc)) == 0)
+			;
+		if (n < 0 || wc.status != IBV_WC_SUCCESS)
+			return -1;
+	}
+	return 0;
+}
+
 /* -e: armed before the first post and again before each poll, so the next
  * CQE raises its event; one event means one CQE (one CQ, one WR in flight);
  * events acked 64 at a time. Blocks in ibv_get_cq_event: no stop rule. */
@@ -61,6 +88,43 @@ __attribute__((noinline)) int floor_read_events(struct ibv_qp_ex *qx, struct ibv
 		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx) || ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+			rc = -1;
+			break;
+		}
+		if (++unacked == 64) {
+			ibv_ack_cq_events(cq, unacked);
+			unacked = 0;
+		}
+		if (ibv_req_notify_cq(cq, 0) || ibv_poll_cq(cq, 1, &wc) != 1 ||
+		    wc.status != IBV_WC_SUCCESS)
+			rc = -1;
+	}
+	if (unacked)
+		ibv_ack_cq_events(cq, unacked);
+	return rc;
+}
+
+/* The same with what lets a run stop on its rules (a stall, the peer gone,
+ * a signal) while it sleeps: a poll() of the channel, 100 ms at most,
+ * before each event (a timeout here just fails the loop). */
+__attribute__((noinline)) int floor_read_events_watched(struct ibv_qp_ex *qx, struct ibv_cq *cq,
+							struct ibv_comp_channel *ch, uint64_t *stamps,
+							uint64_t iters, const struct floor_wr *w)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	struct ibv_wc wc;
+	unsigned unacked = 0;
+	void *ev_ctx;
+	int rc = ibv_req_notify_cq(cq, 0) ? -1 : 0;
+
+	for (uint64_t i = 0; !rc && i < iters; i++) {
+		stamps[i] = floor_stamp();
+		ibv_wr_start(qx);
+		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
+		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
+		if (ibv_wr_complete(qx) || poll(&pfd, 1, 100) != 1 ||
+		    ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
 			rc = -1;
 			break;
 		}
