@@ -109,6 +109,7 @@ struct fake {
 	struct ibv_comp_channel chan;   /* fd: the pipe's read end */
 	int chan_wr;                /* its write end */
 	uint64_t get_empty;         /* ibv_get_cq_event with no event to read */
+	uint64_t mute_after;        /* a CQ's CQEs past this many never come (no event); 0: all come */
 };
 
 /* Count the WRs of one post call whose local address an earlier one had. */
@@ -162,6 +163,8 @@ static inline void push(struct fake *f, struct fake_ring *r, struct ibv_wc wc)
 		r->vis = r->tail;
 		return;
 	}
+	if (f->mute_after && r->ev.cqes >= f->mute_after)
+		return;   /* a link gone quiet: hidden for good, no event */
 	r->ev.cqes++;
 	if (r->ev.armed) {
 		fake_fire(f, r);

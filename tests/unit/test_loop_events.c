@@ -7,6 +7,7 @@
  * time, the rest at the end), each CQE that raised one had it taken, one
  * arming per CQE, and no poll spent on a CQE that had not come yet. */
 #define PT_LOOP_VIEW_ONLY
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,25 @@
 #include "fake_verbs.h"
 
 #define ACK_BATCH 64u   /* the latency loops' (lat_wait.c) */
+
+/* The loops' poll() of the channel, counted: this program's poll() is the
+ * one the engine (linked statically) calls; it waits through ppoll. */
+static int chan_fd = -1;
+static unsigned chan_polls;
+
+/* glibc declares poll's fds write-only (access attribute); the caller
+ * filled them, so reading them here is sound */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct timespec ts = { .tv_sec = timeout / 1000, .tv_nsec = (timeout % 1000) * 1000000L };
+
+	if (n == 1 && fds[0].fd == chan_fd && chan_fd >= 0)
+		chan_polls++;
+	return ppoll(fds, n, timeout < 0 ? NULL : &ts, NULL);
+}
+#pragma GCC diagnostic pop
 
 static int lat_send(const struct pt_loop *l, void *m) { return pt_run_lat_send(l, m); }
 static int lat_read(const struct pt_loop *l, void *m) { return pt_run_lat_read(l, m); }
@@ -271,6 +291,36 @@ static void test_lat_events_error(void **state)
 	}
 }
 
+/* -e, a link gone quiet after 10 CQEs, the stall rule at 50 ms: the wait
+ * that finds no event looks at the stop rules after its first 100 ms
+ * poll() of the channel, not after a second one. The first CQE comes
+ * before any arming (no poll()), the next 9 each take one, the quiet wait
+ * one: 10 in all; plain copies on both APIs and the general one. */
+static void test_lat_events_idle(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct pt_loop l;
+		struct pt_lat_meas m;
+		struct fake *f = fake_lat_events(&l, IBV_WR_RDMA_READ, 100, k % 2, false);
+		char err[1024] = "";
+
+		f->mute_after = 10;
+		l.opt.stall_ns = 50000000ull;
+		l.opt.lat_gap_ns = k == 2 ? 1000 : 0;   /* the general copy */
+		chan_fd = f->chan.fd;
+		chan_polls = 0;
+		assert_int_equal(quiet_run(lat_read, &l, &m, err, sizeof(err)), -1);
+		chan_fd = -1;
+		assert_non_null(strstr(err, "No completion for 0 seconds"));
+		assert_int_equal(m.n, 11);
+		assert_int_equal(chan_polls, 10);
+		events_acked(f, &f->scq);
+		pt_lat_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* SIGINT under -e (after 40 CQEs): the run ends at the next iteration
  * with what it measured, m.interrupted, and its events all acked; every
  * loop and copy (read: plain on both APIs; atomics on the new API:
@@ -462,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_lat_events_back_to_back),
 		cmocka_unit_test_teardown(test_lat_events_error, stderr_back),
 		cmocka_unit_test_teardown(test_lat_events_interrupted, stderr_back),
+		cmocka_unit_test_teardown(test_lat_events_idle, stderr_back),
 		cmocka_unit_test(test_bw_send_events),
 		cmocka_unit_test(test_bw_recv_events),
 		cmocka_unit_test(test_bw_bidir_events),
