@@ -38,6 +38,11 @@ int lat_own_main(const char *kind, const char *api, const char *wait, const char
 int lat_floor_main(const char *wait, const char *iters);
 void lat_own_rows(const char *self, uint64_t iters);
 
+/* fake_channel.c: the fake device's completion channel learns of each
+ * event taken and of each ack through these (NULL: nobody listens). */
+extern void (*fake_event_taken)(struct ibv_cq *cq);
+extern void (*fake_events_acked)(struct ibv_cq *cq, unsigned int n);
+
 /* The floor loops (lat_floor.c): a READ latency loop with nothing but its
  * verbs calls, spinning or sleeping on ch (watched: with a poll() of ch
  * before each event); 0, or -1 on a failed call or CQE. */

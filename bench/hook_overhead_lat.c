@@ -12,8 +12,8 @@
  * the ibv_wr_* builders) and, for -e, has a completion channel: a CQE that
  * comes while its CQ is armed raises an event (a pipe) and shows in the CQ
  * once the loop has taken the event, as a CQE later than its post does on
- * a link; ibv_get_cq_event and ibv_ack_cq_events are this file's (the real
- * ones reach into a provider's private ops). Run info, depths and signal
+ * a link; ibv_get_cq_event and ibv_ack_cq_events are fake_channel.c's (the
+ * real ones reach into a provider's private ops). Run info, depths and signal
  * period are the
  * latency tools' (perftest/cli/tools.c, options_check.c: tx_depth 1, cq_mod
  * 1, rx_depth 512 for SEND, 1 otherwise), and the receives are posted after
@@ -195,23 +195,19 @@ static int nic_req_notify(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-/* -e's two calls into libibverbs, over the fake channel. */
-int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+/* -e: an event taken (fake_channel.c) shows its CQ's CQEs. */
+static void nic_event_taken(struct ibv_cq *cq)
 {
-	struct lat_nic *n = (struct lat_nic *)channel->context;
+	struct lat_nic *n = (struct lat_nic *)cq->context;
 
-	if (read(channel->fd, cq, sizeof(*cq)) != (ssize_t)sizeof(*cq))
-		return -1;
-	*cq_context = (*cq)->cq_context;
-	if (*cq == &n->recv_cq)
+	if (cq == &n->recv_cq)
 		n->received.shown = n->received.tail;
 	else
 		n->sent.shown = n->sent.tail;
 	n->events++;
-	return 0;
 }
 
-void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+static void nic_events_acked(struct ibv_cq *cq, unsigned int nevents)
 {
 	((struct lat_nic *)cq->context)->acked += nevents;
 }
@@ -272,6 +268,8 @@ static void nic_init(struct lat_nic *n, struct pt_loop *l, enum lat_kind kind, u
 		exit(1);
 	}
 	n->channel = (struct ibv_comp_channel){ .context = &n->ctx, .fd = fds[0], .refcnt = 2 };
+	fake_event_taken = nic_event_taken;
+	fake_events_acked = nic_events_acked;
 	n->event_fd = fds[1];
 	n->q.recv_buf[LAT_SIZE - 1] = 1;   /* write_lat: the peer (the server) writes first */
 	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->send_cq,
@@ -457,8 +455,8 @@ int lat_floor_main(const char *wait, const char *iters_s)
 }
 
 /* What callgrind leaves out of a loop's own code: the fake device (this
- * file's functions), libibverbs and libc. */
-#define NOT_OWN "hook_overhead_lat.c:|libibverbs.so|libc.so"
+ * file's functions and fake_channel.c's), libibverbs and libc. */
+#define NOT_OWN "hook_overhead_lat.c:|fake_channel.c:|libibverbs.so|libc.so"
 
 static double own_per_wr(const char *self, const char *fn, const char *args_fmt, uint64_t iters,
 			 unsigned wrs)
