@@ -31,7 +31,7 @@ void lat_report_ir_row(const char *self, size_t n);
 
 /* --lat-own KIND new|old spin|events N: run_lat.c's loop KIND (send, read)
  * once, hooks off, on either post API, spinning or with -e; --lat-floor
- * spin|spin-old|events|watched N: the floor loops (lat_floor.c) once. lat_own_rows: the own
+ * spin|spin-old|send|events|watched N: the floor loops (lat_floor.c) once. lat_own_rows: the own
  * code per WR of both, by callgrind at iters and 2 x iters iterations, the
  * fake device, libibverbs and libc apart. */
 int lat_own_main(const char *kind, const char *api, const char *wait, const char *iters);
@@ -54,6 +54,9 @@ int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq, uint64_t *stamps, u
 		    const struct floor_wr *w);
 int floor_read_spin_old(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
 			const struct floor_wr *w);
+int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq,
+		    uint64_t *stamps, uint64_t iters, const struct floor_wr *w,
+		    struct ibv_recv_wr *recv);
 int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_channel *ch,
 		      uint64_t *stamps, uint64_t iters, const struct floor_wr *w);
 int floor_read_events_watched(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_channel *ch,

@@ -422,24 +422,32 @@ int lat_floor_main(const char *wait, const char *iters_s)
 	static struct lat_nic nic;
 	uint64_t iters = strtoull(iters_s, NULL, 10), *stamps;
 	const bool watched = !strcmp(wait, "watched"), events = watched || !strcmp(wait, "events");
-	const bool old_api = !strcmp(wait, "spin-old");
+	const bool old_api = !strcmp(wait, "spin-old"), send = !strcmp(wait, "send");
+	struct ibv_sge rsge = { .length = LAT_SIZE };
+	struct ibv_recv_wr recv = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 }, *bad_recv;
 	struct floor_wr w = { .rkey = 1, .lkey = 2, .len = LAT_SIZE, .raddr = 0x10000 };
 	struct pt_loop l;
 	int rc;
 
-	if (iters < 100 || (!events && !old_api && strcmp(wait, "spin"))) {
-		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|events|watched N>=100\n");
+	if (iters < 100 || (!events && !old_api && !send && strcmp(wait, "spin"))) {
+		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|send|events|watched N>=100\n");
 		return 2;
 	}
 	stamps = calloc(iters, sizeof(*stamps));
 	if (!stamps)
 		return 1;
-	nic_init(&nic, &l, LAT_READ, iters, true, events);
+	nic_init(&nic, &l, send ? LAT_SEND : LAT_READ, iters, true, events);
+	for (unsigned k = 0; send && k < 2; k++)   /* a pong's receive, and the next one's */
+		if (nic_post_recv(&nic.qp, &recv, &bad_recv))
+			return 1;
 	nic.qx.wr_id = 7;
 	nic.qx.wr_flags = IBV_SEND_SIGNALED;
 	w.addr = (uint64_t)(uintptr_t)nic.buf;
 	if (watched)
 		rc = floor_read_events_watched(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w);
+	else if (send)
+		rc = floor_send_spin(&nic.qx, &nic.qp, &nic.send_cq, &nic.recv_cq, stamps, iters, &w,
+				     &recv);
 	else if (old_api)
 		rc = floor_read_spin_old(&nic.qp, &nic.send_cq, stamps, iters, &w);
 	else if (events)
@@ -485,12 +493,16 @@ void lat_own_rows(const char *self, uint64_t iters)
 		  "--lat-own read new events %llu", 1 },
 		{ "run_lat.c's read loop, old post API, -e", "pt_run_lat_read",
 		  "--lat-own read old events %llu", 1 },
+		{ "run_lat.c's send loop, new post API, spinning (per iteration)", "pt_run_lat_send",
+		  "--lat-own send new spin %llu", 1 },
 		{ "run_lat.c's send loop, new post API, -e (per iteration)", "pt_run_lat_send",
 		  "--lat-own send new events %llu", 1 },
 		{ "floor: a bare read loop, new post API, spinning", "floor_read_spin",
 		  "--lat-floor spin %llu", 1 },
 		{ "floor: the same, old post API (one ibv_post_send)", "floor_read_spin_old",
 		  "--lat-floor spin-old %llu", 1 },
+		{ "floor: a bare send_lat client, new post API (per iteration)", "floor_send_spin",
+		  "--lat-floor send %llu", 1 },
 		{ "floor: a bare read loop, new post API, -e", "floor_read_events",
 		  "--lat-floor events %llu", 1 },
 		{ "floor: the same, -e, a poll() before each event (stop rules)",

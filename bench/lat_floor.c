@@ -69,6 +69,37 @@ __attribute__((noinline)) int floor_read_spin_old(struct ibv_qp *qp, struct ibv_
 	return 0;
 }
 
+/* send_lat's client: the ping (four ibv_wr_* calls), its CQE, the pong's
+ * CQE and the receive posted again (one ibv_post_recv of a WR built once). */
+__attribute__((noinline)) int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_qp *qp,
+					      struct ibv_cq *scq, struct ibv_cq *rcq,
+					      uint64_t *stamps, uint64_t iters,
+					      const struct floor_wr *w, struct ibv_recv_wr *recv)
+{
+	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = scq->context->ops.poll_cq;
+	struct ibv_recv_wr *bad;
+	struct ibv_wc wc;
+	int n;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		stamps[i] = floor_stamp();
+		ibv_wr_start(qx);
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
+		if (ibv_wr_complete(qx))
+			return -1;
+		while ((n = poll_fn(scq, 1, &wc)) == 0)
+			;
+		if (n < 0 || wc.status != IBV_WC_SUCCESS)
+			return -1;
+		while ((n = poll_fn(rcq, 1, &wc)) == 0)
+			;
+		if (n < 0 || wc.status != IBV_WC_SUCCESS || ibv_post_recv(qp, recv, &bad))
+			return -1;
+	}
+	return 0;
+}
+
 /* -e: armed before the first post and again before each poll, so the next
  * CQE raises its event; one event means one CQE (one CQ, one WR in flight);
  * events acked 64 at a time. Blocks in ibv_get_cq_event: no stop rule. */

@@ -420,7 +420,7 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uin
 			rc = 2;
 		}
 	}
-	if (how == LAT_EVENTS || rc == 2)
+	if (how == LAT_EVENTS || (how == LAT_HELD && rc == 2))   /* 2 is held's only */
 		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
 	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
 			       how != LAT_OFF ? *t : pt_now_ns());
@@ -500,6 +500,19 @@ static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r
 	return lat_send_rest(r, i, true, side, how, h, p, t_recv);
 }
 
+/* send_lat's iteration i in the loop's copy: hooks off, or held or not. */
+static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r, uint64_t i, bool recv,
+							       const char *side, bool hooks,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
+{
+	if (!hooks)
+		return lat_send_iter(r, i, recv, side, LAT_OFF, h, p);
+	if (lat_pairs_ready(r, h, i, 2, true) == LAT_HELD)
+		return lat_send_iter(r, i, recv, side, LAT_HELD, h, p);
+	return lat_send_iter(r, i, recv, side, LAT_EVENTS, h, p);
+}
+
 static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
 							    enum lat_copy copy)
 {
@@ -513,18 +526,15 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	uint64_t i;
 	int rc = 1;
 
-	for (i = 0; more(r, i, p); i++) {
-		const bool recv = !client || i > 0;
-
-		if (!hooks)
-			rc = lat_send_iter(r, i, recv, side, LAT_OFF, &h, p);
-		else if (lat_pairs_ready(r, &h, i, 2, true) == LAT_HELD)
-			rc = lat_send_iter(r, i, recv, side, LAT_HELD, &h, p);
-		else
-			rc = lat_send_iter(r, i, recv, side, LAT_EVENTS, &h, p);
-		if (rc <= 0)
-			break;
-	}
+	/* the client's first ping has no pong before it: apart, so that the
+	 * loop's iterations all receive (no test of which per iteration) */
+	i = 0;
+	if (client && more(r, 0, p) && (rc = lat_send_step(r, 0, false, side, hooks, &h, p)) > 0)
+		i = 1;
+	if (rc > 0)
+		for (; more(r, i, p); i++)
+			if ((rc = lat_send_step(r, i, true, side, hooks, &h, p)) <= 0)
+				break;
 	/* the client's last ping comes back once more (no repost due) */
 	if (rc > 0 && client && !r->duration && !pt_interrupted) {
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
