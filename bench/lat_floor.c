@@ -9,6 +9,7 @@
  * "<= 0.5x" for latency loops is measured against this). Kept in a file of
  * its own: the counts leave the fake device's file out. */
 #include <poll.h>
+#include <stdbool.h>
 #include "hook_overhead.h"
 
 static inline uint64_t floor_stamp(void)
@@ -102,11 +103,17 @@ __attribute__((noinline)) int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_q
 
 /* -e: armed before the first post and again before each poll, so the next
  * CQE raises its event; one event means one CQE (one CQ, one WR in flight);
- * events acked 64 at a time. Blocks in ibv_get_cq_event: no stop rule. */
-__attribute__((noinline)) int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq,
-						struct ibv_comp_channel *ch, uint64_t *stamps,
-						uint64_t iters, const struct floor_wr *w)
+ * events acked 64 at a time. Blocks in ibv_get_cq_event: no stop rule.
+ * watched (a constant in each copy): with what lets a run stop on its
+ * rules (a stall, the peer gone, a signal) while it sleeps, a poll() of
+ * the channel, 100 ms at most, before each event (a timeout here just
+ * fails the loop). */
+static inline __attribute__((always_inline)) int floor_events(struct ibv_qp_ex *qx, struct ibv_cq *cq,
+							     struct ibv_comp_channel *ch,
+							     uint64_t *stamps, uint64_t iters,
+							     const struct floor_wr *w, bool watched)
 {
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	struct ibv_wc wc;
 	unsigned unacked = 0;
@@ -118,7 +125,8 @@ __attribute__((noinline)) int floor_read_events(struct ibv_qp_ex *qx, struct ibv
 		ibv_wr_start(qx);
 		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
-		if (ibv_wr_complete(qx) || ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+		if (ibv_wr_complete(qx) || (watched && poll(&pfd, 1, 100) != 1) ||
+		    ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
 			rc = -1;
 			break;
 		}
@@ -135,39 +143,16 @@ __attribute__((noinline)) int floor_read_events(struct ibv_qp_ex *qx, struct ibv
 	return rc;
 }
 
-/* The same with what lets a run stop on its rules (a stall, the peer gone,
- * a signal) while it sleeps: a poll() of the channel, 100 ms at most,
- * before each event (a timeout here just fails the loop). */
+__attribute__((noinline)) int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq,
+						struct ibv_comp_channel *ch, uint64_t *stamps,
+						uint64_t iters, const struct floor_wr *w)
+{
+	return floor_events(qx, cq, ch, stamps, iters, w, false);
+}
+
 __attribute__((noinline)) int floor_read_events_watched(struct ibv_qp_ex *qx, struct ibv_cq *cq,
 							struct ibv_comp_channel *ch, uint64_t *stamps,
 							uint64_t iters, const struct floor_wr *w)
 {
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *ev_cq;
-	struct ibv_wc wc;
-	unsigned unacked = 0;
-	void *ev_ctx;
-	int rc = ibv_req_notify_cq(cq, 0) ? -1 : 0;
-
-	for (uint64_t i = 0; !rc && i < iters; i++) {
-		stamps[i] = floor_stamp();
-		ibv_wr_start(qx);
-		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
-		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
-		if (ibv_wr_complete(qx) || poll(&pfd, 1, 100) != 1 ||
-		    ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
-			rc = -1;
-			break;
-		}
-		if (++unacked == 64) {
-			ibv_ack_cq_events(cq, unacked);
-			unacked = 0;
-		}
-		if (ibv_req_notify_cq(cq, 0) || ibv_poll_cq(cq, 1, &wc) != 1 ||
-		    wc.status != IBV_WC_SUCCESS)
-			rc = -1;
-	}
-	if (unacked)
-		ibv_ack_cq_events(cq, unacked);
-	return rc;
+	return floor_events(qx, cq, ch, stamps, iters, w, true);
 }
