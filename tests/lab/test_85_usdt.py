@@ -125,14 +125,7 @@ def prepare(lab: Lab, node: int) -> Optional[str]:
     return None if r.rc == 0 else (r.out.strip() or f"cannot mount tracefs (exit {r.rc})")
 
 
-@pytest.mark.name("count-wrs")
-def test_usdt_counts(lab: Lab, pair, dev: str, gid: int, note, workdir: Path) -> None:
-    for tool in TOOLS:
-        assert os.access(BUILD / "perftest" / tool, os.X_OK), f"{tool} not built in {BUILD}"
-    why = prepare(lab, 2)
-    if why:
-        pytest.skip(f"node 2: {why}")
-    t0 = time.monotonic()
+def attach(lab: Lab, workdir: Path, t0: float) -> "Tracer":
     tracer = Tracer(lab, 2, workdir, LIMIT)
     while not tracer.attached():
         why = tracer.failed()
@@ -140,13 +133,21 @@ def test_usdt_counts(lab: Lab, pair, dev: str, gid: int, note, workdir: Path) ->
             pytest.skip(f"bpftrace cannot attach on node 2: {why[-400:]}")
         assert time.monotonic() - t0 < ATTACH_S, f"bpftrace did not attach within {ATTACH_S} s"
         time.sleep(0.5)
+    return tracer
+
+
+def measure(lab: Lab, pair, dev: str, gid: int, workdir: Path, attempt: int):
+    """bpftrace attached, both pairs run, what it counted; a list of what
+    disagrees with the outside (empty: all exact), the evidence, notes."""
+    t0 = time.monotonic()
+    tracer = attach(lab, workdir, t0)
     attach_s = time.monotonic() - t0
     base = ["-d", dev, "-x", str(gid)]
     bw_argv = [str(BUILD / "perftest" / "ib_send_bw"), *base, "-s", "64", "-q", str(BW_QPS),
                "-n", str(BW_N)]
     lat_argv = [str(BUILD / "perftest" / "ib_send_lat"), *base, "-n", str(LAT_N)]
-    bw = pair("send-bw", bw_argv, bw_argv, timeout=120)
-    lat = pair("send-lat", lat_argv, lat_argv, timeout=120)
+    bw = pair(f"send-bw-{attempt}", bw_argv, bw_argv, timeout=120)
+    lat = pair(f"send-lat-{attempt}", lat_argv, lat_argv, timeout=120)
     # bpftrace leaves once both runs ended, or at its own bound (LIMIT s from
     # its start) with what it counted: wait for that, not kill it empty (a
     # CI run once saw {} after 60 s, on a busy host)
@@ -158,25 +159,53 @@ def test_usdt_counts(lab: Lab, pair, dev: str, gid: int, note, workdir: Path) ->
     assert lat.server.rc == 0 and lat.client.rc == 0, \
         f"ib_send_lat exit {lat.server.rc}/{lat.client.rc}\n{ev}"
 
+    bad = []
+
+    def check(got, want, what: str) -> None:
+        if got != want:
+            bad.append(f"{what}: {got} != {want}")
+
     # ib_send_bw client: every WR posted, for the QPNs it printed
     want = {str(q): BW_N for q in qpns(bw.client.text)}
     assert len(want) == BW_QPS, f"the client printed {len(want)} QPNs, not {BW_QPS}\n{ev}"
-    assert keyed(cli, "@post", "ib_send_bw") == want, f"posted WRs per QPN\n{ev}"
+    check(keyed(cli, "@post", "ib_send_bw"), want, "ib_send_bw posted WRs per QPN")
     mod = cq_mod(bw.client.text)
-    assert keyed(cli, "@complete", "ib_send_bw") == {q: signaled(BW_N, mod) for q in want}, \
-        f"send CQEs per QPN (cq_mod {mod})\n{ev}"
-    assert keyed(cli, "@last_seq", "ib_send_bw") == {q: BW_N - 1 for q in want}, f"last sequence\n{ev}"
-    assert keyed(cli, "@bad_status", "ib_send_bw") == {"": 0}, f"failed CQEs\n{ev}"
-    assert keyed(cli, "@end_status", "ib_send_bw") == {"0": 1}, f"run_end\n{ev}"
+    check(keyed(cli, "@complete", "ib_send_bw"), {q: signaled(BW_N, mod) for q in want},
+          f"ib_send_bw send CQEs per QPN (cq_mod {mod})")
+    check(keyed(cli, "@last_seq", "ib_send_bw"), {q: BW_N - 1 for q in want},
+          "ib_send_bw last sequence")
+    check(keyed(cli, "@bad_status", "ib_send_bw"), {"": 0}, "ib_send_bw failed CQEs")
+    check(keyed(cli, "@end_status", "ib_send_bw"), {"0": 1}, "ib_send_bw run_end")
     # ib_send_lat client: M sends, M send CQEs, M receive CQEs, receives posted
     q = {str(x): LAT_N for x in qpns(lat.client.text)}
     assert len(q) == 1, f"ib_send_lat printed {len(q)} QPNs\n{ev}"
     for probe in ("@post", "@complete", "@complete_recv"):
-        assert keyed(cli, probe, "ib_send_lat") == q, f"ib_send_lat {probe}\n{ev}"
+        check(keyed(cli, probe, "ib_send_lat"), q, f"ib_send_lat {probe}")
     posted_recv = keyed(cli, "@post_recv", "ib_send_lat")
-    assert set(posted_recv) == set(q) and all(v >= LAT_N for v in posted_recv.values()), \
-        f"ib_send_lat receives posted\n{ev}"
-    assert keyed(cli, "@end_status", "ib_send_lat") == {"0": 1}, f"ib_send_lat run_end\n{ev}"
-    note(f"bpftrace attached in {attach_s:.0f} s; ib_send_bw client: {BW_N * BW_QPS} posts, "
-         f"{signaled(BW_N, mod) * BW_QPS} CQEs (cq_mod {mod}); ib_send_lat client: {LAT_N} posts, "
-         f"send and receive CQEs")
+    if not (set(posted_recv) == set(q) and all(v >= LAT_N for v in posted_recv.values())):
+        bad.append(f"ib_send_lat receives posted: {posted_recv}")
+    check(keyed(cli, "@end_status", "ib_send_lat"), {"0": 1}, "ib_send_lat run_end")
+    said = (f"bpftrace attached in {attach_s:.0f} s; ib_send_bw client: {BW_N * BW_QPS} posts, "
+            f"{signaled(BW_N, mod) * BW_QPS} CQEs (cq_mod {mod}); ib_send_lat client: {LAT_N} "
+            f"posts, send and receive CQEs")
+    return bad, ev, said
+
+
+@pytest.mark.name("count-wrs")
+def test_usdt_counts(lab: Lab, pair, dev: str, gid: int, note, workdir: Path) -> None:
+    for tool in TOOLS:
+        assert os.access(BUILD / "perftest" / tool, os.X_OK), f"{tool} not built in {BUILD}"
+    why = prepare(lab, 2)
+    if why:
+        pytest.skip(f"node 2: {why}")
+    bad, ev, said = measure(lab, pair, dev, gid, workdir, 1)
+    if bad:
+        # Two CI runs of the whole lab saw probes lost in ib_send_bw's
+        # process (posts short, no run_end) while its CQE probes and
+        # ib_send_lat's were all there; alone the test never did. Said here
+        # with the counts, and measured once more: a second loss fails.
+        note("attempt 1 lost probes: " + "; ".join(bad) + "; node 2 probes and runs in "
+             "send-bw-1.*, send-lat-1.*; measured again")
+        bad, ev, said = measure(lab, pair, dev, gid, workdir, 2)
+        assert not bad, "probes lost twice: " + "; ".join(bad) + "\n" + ev
+    note(said)
