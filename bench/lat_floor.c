@@ -21,13 +21,24 @@ static inline uint64_t floor_stamp(void)
 #endif
 }
 
+/* Spin on cq for one CQE: 0 when it came and succeeded, else -1. */
+static inline __attribute__((always_inline)) int floor_wait(int (*poll_fn)(struct ibv_cq *, int,
+									 struct ibv_wc *),
+							    struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+
+	while ((n = poll_fn(cq, 1, &wc)) == 0)
+		;
+	return n < 0 || wc.status != IBV_WC_SUCCESS ? -1 : 0;
+}
+
 __attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq,
 					      uint64_t *stamps, uint64_t iters,
 					      const struct floor_wr *w)
 {
 	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
-	struct ibv_wc wc;
-	int n;
 
 	for (uint64_t i = 0; i < iters; i++) {
 		stamps[i] = floor_stamp();
@@ -36,9 +47,7 @@ __attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_c
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx))
 			return -1;
-		while ((n = poll_fn(cq, 1, &wc)) == 0)
-			;
-		if (n < 0 || wc.status != IBV_WC_SUCCESS)
+		if (floor_wait(poll_fn, cq))
 			return -1;
 	}
 	return 0;
@@ -55,16 +64,12 @@ __attribute__((noinline)) int floor_read_spin_old(struct ibv_qp *qp, struct ibv_
 				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
 				  .wr.rdma = { .remote_addr = w->raddr, .rkey = w->rkey } };
 	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-	int n;
 
 	for (uint64_t i = 0; i < iters; i++) {
 		stamps[i] = floor_stamp();
 		if (ibv_post_send(qp, &wr, &bad))
 			return -1;
-		while ((n = poll_fn(cq, 1, &wc)) == 0)
-			;
-		if (n < 0 || wc.status != IBV_WC_SUCCESS)
+		if (floor_wait(poll_fn, cq))
 			return -1;
 	}
 	return 0;
@@ -79,8 +84,6 @@ __attribute__((noinline)) int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_q
 {
 	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = scq->context->ops.poll_cq;
 	struct ibv_recv_wr *bad;
-	struct ibv_wc wc;
-	int n;
 
 	for (uint64_t i = 0; i < iters; i++) {
 		stamps[i] = floor_stamp();
@@ -89,13 +92,8 @@ __attribute__((noinline)) int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_q
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx))
 			return -1;
-		while ((n = poll_fn(scq, 1, &wc)) == 0)
-			;
-		if (n < 0 || wc.status != IBV_WC_SUCCESS)
-			return -1;
-		while ((n = poll_fn(rcq, 1, &wc)) == 0)
-			;
-		if (n < 0 || wc.status != IBV_WC_SUCCESS || ibv_post_recv(qp, recv, &bad))
+		if (floor_wait(poll_fn, scq) || floor_wait(poll_fn, rcq) ||
+		    ibv_post_recv(qp, recv, &bad))
 			return -1;
 	}
 	return 0;

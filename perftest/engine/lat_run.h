@@ -65,11 +65,12 @@ struct lat_plain {
 int pt_lat_done(struct lat_run *r, int rc);
 void pt_lat_ack(struct lat_run *r, bool recv);
 /* -e's rare ways, out of line: a failed event, arming or poll (said, -1);
- * an event of the CQ not waited for (counted, that CQ disarmed). */
+ * an event counted for its CQ, which it disarmed (the plain copies' inline
+ * wait counts its own CQ's itself). */
 int pt_lat_event_failed(void) __attribute__((noinline, cold));
 int pt_lat_arm_failed(int rc) __attribute__((noinline, cold));
 int pt_lat_poll_failed(int n) __attribute__((noinline, cold));
-void pt_lat_event_other(struct lat_run *r, struct ibv_cq *ev_cq) __attribute__((noinline));
+void pt_lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq) __attribute__((noinline));
 /* A wait or a loop that the stop rules ended (lat_waiting false): -1 for
  * a signal (what was measured so far is kept, m->interrupted), the peer
  * gone or a stall; 0 when the duration is over. */

@@ -89,7 +89,7 @@ int pt_lat_poll_failed(int n)
 /* An event taken: counted for its CQ, which it disarmed (a latency loop has
  * at most one CQE due per CQ, so none is missed); an event of a CQ not the
  * run's, never expected, is acked at once. */
-static void lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq)
+void pt_lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq)
 {
 	bool which = ev_cq == r->cq[1];
 
@@ -100,11 +100,6 @@ static void lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq)
 	if (++r->unacked[which] >= LAT_ACK_BATCH)
 		pt_lat_ack(r, which);
 	r->armed[which] = false;
-}
-
-void pt_lat_event_other(struct lat_run *r, struct ibv_cq *ev_cq)
-{
-	lat_event_count(r, ev_cq);
 }
 
 /* -e: CQ `recv` was armed before its CQE can come, so its event cannot be
@@ -123,7 +118,7 @@ static int lat_sleep(struct lat_run *r, bool recv)
 			return 0;
 		if (__builtin_expect(ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx) != 0, 0))
 			return pt_lat_event_failed();
-		lat_event_count(r, ev_cq);
+		pt_lat_event_count(r, ev_cq);
 	}
 	return 1;
 }

@@ -180,7 +180,7 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
 		if (__builtin_expect(ibv_get_cq_event(r->res->channel, &ev_cq, &ev_ctx) != 0, 0))
 			return pt_lat_event_failed();
 		if (__builtin_expect(ev_cq != p->cq[recv], 0)) {
-			pt_lat_event_other(r, ev_cq);
+			pt_lat_event_count(r, ev_cq);
 		} else {
 			/* its event disarmed it: armed again at once (r->armed stays) */
 			if (__builtin_expect(++r->unacked[recv] >= LAT_ACK_BATCH, 0))
