@@ -110,12 +110,14 @@ static __attribute__((noinline, cold)) int lat_wc_failed(struct lat_run *r, cons
 }
 
 /* A CQE taken: its poll time into *t with the hooks on (a USDT probe
- * reads the clock itself, only when it fires); the fault-test stop. 1, or -1 for a failed one
- * (said): rc 1 means IBV_WC_SUCCESS, which the pair stores rely on. The
- * stall rule needs no time here: the next post's stamp is progress. */
+ * reads the clock itself, only when it fires); the fault-test stop when
+ * watched (a plain copy's iterations past its first are not: the stop
+ * fires after a run's first CQE). 1, or -1 for a failed one (said): rc 1
+ * means IBV_WC_SUCCESS, which the pair stores rely on. The stall rule needs
+ * no time here: the next post's stamp is progress. */
 static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
-							   const char *side, const struct ibv_wc *wc,
-							   uint64_t *t)
+							   bool watched, const char *side,
+							   const struct ibv_wc *wc, uint64_t *t)
 {
 	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
 		*t = pt_now_ns();
@@ -123,7 +125,8 @@ static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bo
 		lat_wc_failed(r, wc, recv, side);
 		return -1;
 	}
-	PT_TEST_STOP(PT_STAGE_RUN);
+	if (watched)
+		PT_TEST_STOP(PT_STAGE_RUN);
 	return 1;
 }
 

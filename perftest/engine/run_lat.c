@@ -160,6 +160,21 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	m->n = i + 1;
 }
 
+/* How an iteration tells the hooks: not at all (hooks off), as pairs into
+ * the slots it holds, or through the hooks' calls (events, or pairs the
+ * hooks check). Each loop is built twice from one always-inline body, with
+ * the hooks off (no test of them per WR) and on; the hooks' copy runs an
+ * iteration as LAT_HELD when it holds QP 0's pair slots (hooks.h, struct
+ * pt_hook_pairs, a local that stays in registers) with room for its pairs,
+ * else as LAT_EVENTS: the first iterations, a full buffer, CQs with NIC
+ * times. Held, a WR is a pair's stores. Send WRs are wr_id pt_wrid(0, 0)
+ * and sequence i; send_lat's reposts are numbered by recv_posted.
+ * LAT_BARE is hooks off in a plain copy while no tracer is attached: the
+ * USDT probes untested and no fault-test stop, so the iteration tests the
+ * per-WR probes' semaphores once (PT_PROBES_WR_ON), not at each probe;
+ * LAT_OFF tests each probe. Hooks on: how >= LAT_HELD. */
+enum lat_hooks { LAT_BARE, LAT_OFF, LAT_HELD, LAT_EVENTS };
+
 /* -e in a plain copy, the steady state inline: the CQ armed since its
  * last poll, one sleep, its event, the arming for the next CQE and one
  * poll that finds this one (1, the CQE in *wc). Anything else (the CQ not
@@ -206,18 +221,19 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
  * time with the hooks on (the out-of-line waits pass it in r->t_cqe). The
  * spinning case's first LAT_SPINS_PER_CHECK polls are inline: on a fast
  * link the completion comes within them, and the wait costs no call. */
-static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv, bool hooks,
-							 const char *side, struct ibv_wc *wc,
-							 uint64_t *hw_ns, uint64_t *t,
-							 const struct lat_plain *p)
+static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv,
+							 enum lat_hooks how, const char *side,
+							 struct ibv_wc *wc, uint64_t *hw_ns,
+							 uint64_t *t, const struct lat_plain *p)
 {
+	const bool hooks = how >= LAT_HELD, watched = how != LAT_BARE;
 	int n;
 
 	if (p ? p->events : __builtin_expect(r->events, 0)) {
 		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) :
 			pt_lat_wait_events(r, recv, wc, hw_ns, false);
 		if (__builtin_expect(n == 1, 1))
-			return cqe_taken(r, recv, hooks, side, wc, t);
+			return cqe_taken(r, recv, hooks, watched, side, wc, t);
 		return n;
 	} else {
 		/* the hooks' copy polls once inline (the spin's registers would
@@ -226,7 +242,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 
 		n = poll_turns(r, recv, wc, hw_ns, turns, p);
 		if (__builtin_expect(n == 1, 1))
-			return cqe_taken(r, recv, hooks, side, wc, t);
+			return cqe_taken(r, recv, hooks, watched, side, wc, t);
 		n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
 	}
 	*t = r->t_cqe;
@@ -250,16 +266,6 @@ static int lat_end(struct lat_run *r)
 	return 0;
 }
 
-/* How an iteration tells the hooks: not at all (hooks off), as pairs into
- * the slots it holds, or through the hooks' calls (events, or pairs the
- * hooks check). Each loop is built twice from one always-inline body, with
- * the hooks off (no test of them per WR) and on; the hooks' copy runs an
- * iteration as LAT_HELD when it holds QP 0's pair slots (hooks.h, struct
- * pt_hook_pairs, a local that stays in registers) with room for its pairs,
- * else as LAT_EVENTS: the first iterations, a full buffer, CQs with NIC
- * times. Held, a WR is a pair's stores. Send WRs are wr_id pt_wrid(0, 0)
- * and sequence i; send_lat's reposts are numbered by recv_posted. */
-enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 
 static __attribute__((noinline)) struct pt_hook_pairs lat_pairs_retake(const struct lat_run *r,
 									struct pt_hook_pairs h,
@@ -349,8 +355,9 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	else if (how == LAT_EVENTS)
 		pt_hook_pair_post(0, i, pt_wrid(0, 0), now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
-	PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
-	rc = wait_cq(r, false, how != LAT_OFF, side, &wc, &hw_ns, &t_cqe, p);
+	if (how != LAT_BARE)
+		PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
+	rc = wait_cq(r, false, how, side, &wc, &hw_ns, &t_cqe, p);
 	if (rc != 1)
 		return rc;
 	if (how == LAT_HELD) {   /* held: no NIC times, and the CQE succeeded (rc 1) */
@@ -359,8 +366,9 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	} else if (how == LAT_EVENTS) {
 		pt_hook_pair_wc(0, i, &wc, false, t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
 	}
-	PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
-			  how != LAT_OFF ? t_cqe : pt_now_ns());
+	if (how != LAT_BARE)
+		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
+				  how >= LAT_HELD ? t_cqe : pt_now_ns());
 	if (t_done)
 		*t_done = t_cqe;
 	return rc;
@@ -380,7 +388,7 @@ static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, u
 
 	if ((p || !r->duration) && q->recv_posted >= r->l->opt.iters)
 		return 0;   /* none due: the receive pair keeps no repost */
-	if (__builtin_expect((!p && !r->plain_repost) || PT_PROBE_ON(post_recv), 0))
+	if (__builtin_expect((!p && !r->plain_repost) || (how != LAT_BARE && PT_PROBE_ON(post_recv)), 0))
 		goto general;
 	r->wrs.recv.wr_id = pt_wrid(0, q->recv_posted);
 	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
@@ -410,7 +418,7 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uin
 	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
-	int rc = wait_cq(r, true, how != LAT_OFF, side, &wc, &hw_ns, t, p);
+	int rc = wait_cq(r, true, how, side, &wc, &hw_ns, t, p);
 
 	if (rc <= 0)
 		return rc;
@@ -422,8 +430,9 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uin
 	}
 	if (how == LAT_EVENTS || (how == LAT_HELD && rc == 2))   /* 2 is held's only */
 		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
-	PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
-			       how != LAT_OFF ? *t : pt_now_ns());
+	if (how != LAT_BARE)
+		PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
+				       how >= LAT_HELD ? *t : pt_now_ns());
 	if (!p && __builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;
 	return rc;
@@ -466,7 +475,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 
 	/* with the hooks on, the receive CQE's poll time, just read, is the
 	 * stamp too (no gap between them): one clock read less per iteration */
-	if (how != LAT_OFF && recv && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
+	if (how >= LAT_HELD && recv && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
 		now = t_recv;
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
@@ -500,14 +509,27 @@ static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r
 	return lat_send_rest(r, i, true, side, how, h, p, t_recv);
 }
 
-/* send_lat's iteration i in the loop's copy: hooks off, or held or not. */
+/* Hooks off: a plain copy's iteration is bare unless it is the loop's
+ * first (watched: the fault-test stop) or a tracer raised a per-WR
+ * probe's semaphore; the general copy's always tests each probe. */
+static inline __attribute__((always_inline)) enum lat_hooks lat_unhooked(const struct lat_plain *p,
+									   bool watched)
+{
+	return p && !watched && !PT_PROBES_WR_ON() ? LAT_BARE : LAT_OFF;
+}
+
+/* send_lat's iteration i in the loop's copy: hooks off, or held or not;
+ * watched: see lat_unhooked. */
 static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r, uint64_t i, bool recv,
-							       const char *side, bool hooks,
+							       const char *side, bool hooks, bool watched,
 							       struct pt_hook_pairs *h,
 							       const struct lat_plain *p)
 {
-	if (!hooks)
+	if (!hooks) {
+		if (lat_unhooked(p, watched) == LAT_BARE)
+			return lat_send_iter(r, i, recv, side, LAT_BARE, h, p);
 		return lat_send_iter(r, i, recv, side, LAT_OFF, h, p);
+	}
 	if (lat_pairs_ready(r, h, i, 2, true) == LAT_HELD)
 		return lat_send_iter(r, i, recv, side, LAT_HELD, h, p);
 	return lat_send_iter(r, i, recv, side, LAT_EVENTS, h, p);
@@ -526,14 +548,13 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	uint64_t i;
 	int rc = 1;
 
-	/* the client's first ping has no pong before it: apart, so that the
-	 * loop's iterations all receive (no test of which per iteration) */
+	/* the first iteration apart (watched): the client's first ping has no
+	 * pong before it, so the loop's iterations all receive (no test of
+	 * which per iteration), and none of them needs the fault-test stop */
 	i = 0;
-	if (client && more(r, 0, p) && (rc = lat_send_step(r, 0, false, side, hooks, &h, p)) > 0)
-		i = 1;
-	if (rc > 0)
-		for (; more(r, i, p); i++)
-			if ((rc = lat_send_step(r, i, true, side, hooks, &h, p)) <= 0)
+	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, &h, p)) > 0)
+		for (i = 1; more(r, i, p); i++)
+			if ((rc = lat_send_step(r, i, true, side, hooks, false, &h, p)) <= 0)
 				break;
 	/* the client's last ping comes back once more (no repost due) */
 	if (rc > 0 && client && !r->duration && !pt_interrupted) {
@@ -598,7 +619,7 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	/* read_lat (t_last) with the hooks on: the last CQE's poll time, just
 	 * read, is this post's stamp too (no gap, no wait between them), as
 	 * send_lat does: one clock read less per iteration */
-	if (t_last && how != LAT_OFF && *t_last && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
+	if (t_last && how >= LAT_HELD && *t_last && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
 		now = *t_last;
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
@@ -609,16 +630,39 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	return post_one(r, i, now, side, how, h, op, p, t_last);
 }
 
-/* The same, in the loop's copy: hooks off, or held or not. */
+/* The same, in the loop's copy: hooks off (watched: see lat_unhooked),
+ * or held or not. */
 static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
 								  const char *side, bool hooks,
-								  struct pt_hook_pairs *h,
+								  bool watched, struct pt_hook_pairs *h,
 								  const struct lat_plain *p,
 								  enum ibv_wr_opcode op, uint64_t *t_last)
 {
-	if (hooks && lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
+	if (!hooks) {
+		if (lat_unhooked(p, watched) == LAT_BARE)
+			return lat_post_iter(r, i, side, LAT_BARE, h, p, op, t_last);
+		return lat_post_iter(r, i, side, LAT_OFF, h, p, op, t_last);
+	}
+	if (lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
 		return lat_post_iter(r, i, side, LAT_EVENTS, h, p, op, t_last);
-	return lat_post_iter(r, i, side, hooks ? LAT_HELD : LAT_OFF, h, p, op, t_last);
+	return lat_post_iter(r, i, side, LAT_HELD, h, p, op, t_last);
+}
+
+/* write_lat's iteration i: the server writes first, the client answers
+ * each write (its count in the last payload byte). */
+static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *r, uint64_t i, bool client,
+								bool hooks, bool watched,
+								struct pt_hook_pairs *h,
+								const struct lat_plain *p,
+								uint8_t *payload_last)
+{
+	int rc;
+
+	if ((client || i > 0) && (rc = pt_lat_wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
+		return rc;
+	*payload_last = (uint8_t)(i + 1);
+	return lat_post_iter_as(r, i, client ? "client" : "server", hooks, watched, h, p,
+				IBV_WR_RDMA_WRITE, NULL);
 }
 
 static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks,
@@ -629,20 +673,17 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
-	const char *side = client ? "client" : "server";
 	uint8_t *payload_last = l->res->qps[0].send_buf + l->run->size - 1;
 	struct pt_hook_pairs h = { 0 };
 	uint64_t i;
 	int rc = 1;
 
-	for (i = 0; more(r, i, p); i++) {
-		/* the server writes first; the client answers each write */
-		if ((client || i > 0) && (rc = pt_lat_wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
-			break;
-		*payload_last = (uint8_t)(i + 1);
-		if ((rc = lat_post_iter_as(r, i, side, hooks, &h, p, IBV_WR_RDMA_WRITE, NULL)) <= 0)
-			break;
-	}
+	/* the first iteration apart (watched, see lat_unhooked) */
+	i = 0;
+	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last)) > 0)
+		for (i = 1; more(r, i, p); i++)
+			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last)) <= 0)
+				break;
 	/* the server's last write is answered once more */
 	if (rc > 0 && !client && !r->duration && !pt_interrupted && pt_lat_wait_byte(r, (uint8_t)i) <= 0)
 		rc = -1;
@@ -689,10 +730,14 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	uint64_t i, t_last = 0;
 	int rc = 1;
 
-	for (i = 0; more(r, i, p); i++)
-		if ((rc = lat_post_iter_as(r, i, "client", hooks, &h, p, IBV_WR_RDMA_READ,
-					   &t_last)) <= 0)
-			break;
+	/* the first iteration apart (watched, see lat_unhooked) */
+	i = 0;
+	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p,
+						    IBV_WR_RDMA_READ, &t_last)) > 0)
+		for (i = 1; more(r, i, p); i++)
+			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, &h, p,
+						   IBV_WR_RDMA_READ, &t_last)) <= 0)
+				break;
 	return lat_out(r, rc, i, hooks, false, &h);
 }
 

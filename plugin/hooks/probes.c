@@ -11,10 +11,18 @@
 
 PT_SEMAPHORE(run_start);
 PT_SEMAPHORE(run_end);
-PT_SEMAPHORE(post);
-PT_SEMAPHORE(post_recv);
-PT_SEMAPHORE(complete);
-PT_SEMAPHORE(complete_recv);
+
+/* The per-WR ones: one word, each semaphore's symbol (the name its note
+ * gives) at its half (probes.h), so that the kernel raises that half. */
+volatile union pt_probe_wr_semaphores pt_probe_wr_semaphores
+	__attribute__((section(".probes"), aligned(8))) = { 0 };
+#define PT_SEMAPHORE_IN_WORD(name, half)                                              \
+	__asm__(".globl perftest_" #name "_semaphore\n\t"                               \
+		".set perftest_" #name "_semaphore, pt_probe_wr_semaphores + 2 * " #half)
+PT_SEMAPHORE_IN_WORD(post, 0);
+PT_SEMAPHORE_IN_WORD(post_recv, 1);
+PT_SEMAPHORE_IN_WORD(complete, 2);
+PT_SEMAPHORE_IN_WORD(complete_recv, 3);
 #else
 /* ISO C wants a translation unit to declare something */
 extern int pt_probes_none;

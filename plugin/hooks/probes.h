@@ -19,6 +19,7 @@
 #define PT_PROBES 1
 /* sys/sdt.h then names each probe's semaphore in its note */
 #define _SDT_HAS_SEMAPHORES 1
+#include <stdint.h>
 #include <sys/sdt.h>
 
 /* One per probe, named as <sys/sdt.h> expects (provider_name_semaphore),
@@ -29,6 +30,17 @@ extern volatile unsigned short perftest_run_start_semaphore, perftest_run_end_se
 	perftest_complete_recv_semaphore;
 
 #define PT_PROBE_ON(name) __builtin_expect(PT_PROBE_SEMAPHORE(name) != 0, 0)
+
+/* The four per-WR probes' semaphores (post, post_recv, complete,
+ * complete_recv) are the halves of one aligned word (probes.c), so a loop
+ * tests them all with one load per iteration, then each only while one is
+ * raised. */
+union pt_probe_wr_semaphores {
+	uint64_t any;
+	unsigned short one[4];
+};
+extern volatile union pt_probe_wr_semaphores pt_probe_wr_semaphores;
+#define PT_PROBES_WR_ON() __builtin_expect(pt_probe_wr_semaphores.any != 0, 0)
 
 /* The six-argument form every probe uses (unused slots are 0), so the
  * argument list reads the same in the code and in docs/usdt.md. */
@@ -42,6 +54,7 @@ extern volatile unsigned short perftest_run_start_semaphore, perftest_run_end_se
 #else
 #define PT_PROBES 0
 #define PT_PROBE_ON(name) 0
+#define PT_PROBES_WR_ON() 0
 #define PT_PROBE6(name, a0, a1, a2, a3, a4, a5) do { } while (0)
 #endif
 

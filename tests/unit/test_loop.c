@@ -21,6 +21,7 @@
 #include "perftest/report/bw_peak.h"
 #include "perftest/report/results.h"
 #include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
 #include "fake_verbs.h"
 
 /* Signaled WRs of a run of iters on one QP: every cq_mod-th and the last. */
@@ -789,6 +790,30 @@ static void test_lat_post_apis(void **state)
 			}
 }
 
+/* A tracer attached: the kernel raises one per-WR probe's semaphore (a
+ * half of pt_probe_wr_semaphores). The plain copies then run each
+ * iteration watched (every probe tested, send_lat's reposts through
+ * post.c while post_recv's is raised), with the same posts and stamps,
+ * and a failed post said the same. Lab test 85 shows the probes fire. */
+static void test_lat_probes_raised(void **state)
+{
+	(void)state;
+#if PT_PROBES
+	for (unsigned half = 0; half < 4; half++) {
+		pt_probe_wr_semaphores.one[half] = 1;
+		check_lat_run(IBV_WR_RDMA_READ, true, false, 0);
+		check_lat_run(IBV_WR_RDMA_READ, false, false, 0);
+		check_lat_run(IBV_WR_RDMA_WRITE, true, true, 0);
+		check_lat_run(IBV_WR_SEND, true, true, 0);
+		check_lat_run(IBV_WR_SEND, false, false, 0);
+		check_lat_run(IBV_WR_SEND, true, false, 9);
+		pt_probe_wr_semaphores.one[half] = 0;
+	}
+#else
+	skip();
+#endif
+}
+
 /* read_lat: a failed READ names its iteration as the WR number. */
 /* SIGINT in a latency run whose CQEs come at once (a fast link: no wait
  * ever long enough to look at the stop rules): the run still ends at the
@@ -1034,6 +1059,7 @@ int main(void)
 		cmocka_unit_test(test_lat_read_error),
 		cmocka_unit_test(test_lat_interrupted),
 		cmocka_unit_test(test_lat_post_apis),
+		cmocka_unit_test(test_lat_probes_raised),
 		cmocka_unit_test(test_lat_read_slow_paths),
 		cmocka_unit_test(test_bw_send_hooks),
 		cmocka_unit_test(test_bw_send_per_port),
