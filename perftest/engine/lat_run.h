@@ -51,6 +51,8 @@ struct lat_plain {
 	pt_poll_fn poll_fn;
 	int (*arm_fn)(struct ibv_cq *, int);   /* the provider's req_notify_cq */
 	struct ibv_qp_ex *qx;
+	struct pt_qp *q;   /* QP 0 */
+	uint64_t iters;    /* -n: send_lat reposts while fewer are posted */
 	bool events;   /* a constant in each copy */
 };
 

@@ -27,6 +27,11 @@
 #include "plugin/hooks/hooks.h"
 #include "plugin/hooks/probes.h"
 
+/* a plain copy's receives posted: at most -n (<= PT_LAT_RAW_MAX) plus the
+ * first --rx-depth (<= 16384, options.c) */
+_Static_assert(PT_LAT_RAW_MAX + 16384 <= PT_WRID_IDX_MASK,
+	       "a plain copy's receive numbers fit a wr_id's index (lat_repost)");
+
 static void lat_start(struct lat_run *r, uint64_t now)
 {
 	const struct pt_loop_opts *o = &r->l->opt;
@@ -124,7 +129,7 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
 				   .poll_fn = r->cq[0]->context->ops.poll_cq,
 				   .arm_fn = r->cq[0]->context->ops.req_notify_cq, .qx = qx,
-				   .events = events };
+				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events };
 }
 
 /* Iteration i posts now: stamp it; in duration mode only the round trips
@@ -302,7 +307,7 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
 static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
 								const struct lat_plain *p)
 {
-	struct pt_qp *q = &r->res->qps[0];
+	struct pt_qp *q = p ? p->q : &r->res->qps[0];
 	const struct pt_lat_wrs *w = &r->wrs;
 	struct ibv_send_wr *bad;
 	int rc;
@@ -383,14 +388,16 @@ static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, u
 							    struct pt_hook_pairs *h,
 							    const struct lat_plain *p)
 {
-	struct pt_qp *q = &r->res->qps[0];
+	struct pt_qp *q = p ? p->q : &r->res->qps[0];
 	struct ibv_recv_wr *bad;
 
-	if ((p || !r->duration) && q->recv_posted >= r->l->opt.iters)
+	if ((p || !r->duration) && q->recv_posted >= (p ? p->iters : r->l->opt.iters))
 		return 0;   /* none due: the receive pair keeps no repost */
 	if (__builtin_expect((!p && !r->plain_repost) || (how != LAT_BARE && PT_PROBE_ON(post_recv)), 0))
 		goto general;
-	r->wrs.recv.wr_id = pt_wrid(0, q->recv_posted);
+	/* a plain copy's run is at most PT_LAT_RAW_MAX long: its receive
+	 * numbers are their own wr_ids on QP 0, no mask */
+	r->wrs.recv.wr_id = p ? q->recv_posted : pt_wrid(0, q->recv_posted);
 	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
 		goto general;   /* again, to say why */
 	if (how == LAT_HELD)
