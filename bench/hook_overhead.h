@@ -61,5 +61,11 @@ int floor_read_events(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_c
 		      uint64_t *stamps, uint64_t iters, const struct floor_wr *w);
 int floor_read_events_watched(struct ibv_qp_ex *qx, struct ibv_cq *cq, struct ibv_comp_channel *ch,
 			      uint64_t *stamps, uint64_t iters, const struct floor_wr *w);
+int floor_send_events(struct ibv_qp_ex *qx, struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq,
+		      struct ibv_comp_channel *ch, uint64_t *stamps, uint64_t iters,
+		      const struct floor_wr *w, struct ibv_recv_wr *recv);
+int floor_send_events_watched(struct ibv_qp_ex *qx, struct ibv_qp *qp, struct ibv_cq *scq,
+			      struct ibv_cq *rcq, struct ibv_comp_channel *ch, uint64_t *stamps,
+			      uint64_t iters, const struct floor_wr *w, struct ibv_recv_wr *recv);
 
 #endif

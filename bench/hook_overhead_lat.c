@@ -421,8 +421,11 @@ int lat_floor_main(const char *wait, const char *iters_s)
 {
 	static struct lat_nic nic;
 	uint64_t iters = strtoull(iters_s, NULL, 10), *stamps;
-	const bool watched = !strcmp(wait, "watched"), events = watched || !strcmp(wait, "events");
-	const bool old_api = !strcmp(wait, "spin-old"), send = !strcmp(wait, "send");
+	const bool send_watched = !strcmp(wait, "send-watched");
+	const bool send_events = send_watched || !strcmp(wait, "send-events");
+	const bool watched = !strcmp(wait, "watched");
+	const bool events = watched || send_events || !strcmp(wait, "events");
+	const bool old_api = !strcmp(wait, "spin-old"), send = send_events || !strcmp(wait, "send");
 	struct ibv_sge rsge = { .length = LAT_SIZE };
 	struct ibv_recv_wr recv = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 }, *bad_recv;
 	struct floor_wr w = { .rkey = 1, .lkey = 2, .len = LAT_SIZE, .raddr = 0x10000 };
@@ -430,7 +433,8 @@ int lat_floor_main(const char *wait, const char *iters_s)
 	int rc;
 
 	if (iters < 100 || (!events && !old_api && !send && strcmp(wait, "spin"))) {
-		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|send|events|watched N>=100\n");
+		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|send|send-events|"
+			"send-watched|events|watched N>=100\n");
 		return 2;
 	}
 	stamps = calloc(iters, sizeof(*stamps));
@@ -443,7 +447,11 @@ int lat_floor_main(const char *wait, const char *iters_s)
 	nic.qx.wr_id = 7;
 	nic.qx.wr_flags = IBV_SEND_SIGNALED;
 	w.addr = (uint64_t)(uintptr_t)nic.buf;
-	if (watched)
+	if (send_events)
+		rc = (send_watched ? floor_send_events_watched : floor_send_events)(
+			&nic.qx, &nic.qp, &nic.send_cq, &nic.recv_cq, &nic.channel, stamps, iters, &w,
+			&recv);
+	else if (watched)
 		rc = floor_read_events_watched(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w);
 	else if (send)
 		rc = floor_send_spin(&nic.qx, &nic.qp, &nic.send_cq, &nic.recv_cq, stamps, iters, &w,
@@ -503,6 +511,10 @@ void lat_own_rows(const char *self, uint64_t iters)
 		  "--lat-floor spin-old %llu", 1 },
 		{ "floor: a bare send_lat client, new post API (per iteration)", "floor_send_spin",
 		  "--lat-floor send %llu", 1 },
+		{ "floor: a bare send_lat client, -e (per iteration)", "floor_send_events",
+		  "--lat-floor send-events %llu", 1 },
+		{ "floor: the same, -e, a poll() before each event (stop rules)",
+		  "floor_send_events_watched", "--lat-floor send-watched %llu", 1 },
 		{ "floor: a bare read loop, new post API, -e", "floor_read_events",
 		  "--lat-floor events %llu", 1 },
 		{ "floor: the same, -e, a poll() before each event (stop rules)",

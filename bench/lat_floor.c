@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/hook-overhead's floor rows: the least own code that one iteration
- * of a READ latency loop on rdma-core's post APIs can run, spinning and
- * with -e. Each loop stamps the iteration with a bare rdtsc (no conversion),
+ * of a READ or send_lat latency loop on rdma-core's post APIs can run,
+ * spinning and with -e. Each loop stamps the iteration with a bare rdtsc (no conversion),
  * builds its WR with the four ibv_wr_* calls (wr_id and flags set once),
  * waits for its CQE and checks its status; nothing else: no stop rule, no
  * signal test, no hooks, no probes. Own code per WR above these is what a
@@ -153,4 +153,78 @@ __attribute__((noinline)) int floor_read_events_watched(struct ibv_qp_ex *qx, st
 							uint64_t iters, const struct floor_wr *w)
 {
 	return floor_events(qx, cq, ch, stamps, iters, w, true);
+}
+
+/* send_lat's client with -e: the ping, then its two CQEs (its own and the
+ * pong's, on two CQs of one channel, in whichever order their events
+ * come): per event the ack count, the arming of that CQ and one poll of
+ * it; then the receive posted again. watched: a poll() of the channel
+ * before each event, as in floor_events. */
+static inline __attribute__((always_inline)) int floor_send_ev(struct ibv_qp_ex *qx, struct ibv_qp *qp,
+							      struct ibv_cq *scq, struct ibv_cq *rcq,
+							      struct ibv_comp_channel *ch,
+							      uint64_t *stamps, uint64_t iters,
+							      const struct floor_wr *w,
+							      struct ibv_recv_wr *recv, bool watched)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_recv_wr *bad;
+	struct ibv_cq *ev_cq;
+	struct ibv_wc wc;
+	unsigned unacked[2] = { 0, 0 };
+	void *ev_ctx;
+	int rc = ibv_req_notify_cq(scq, 0) || ibv_req_notify_cq(rcq, 0) ? -1 : 0;
+
+	for (uint64_t i = 0; !rc && i < iters; i++) {
+		stamps[i] = floor_stamp();
+		ibv_wr_start(qx);
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
+		if (ibv_wr_complete(qx)) {
+			rc = -1;
+			break;
+		}
+		for (unsigned k = 0; !rc && k < 2; k++) {
+			bool r;
+
+			if ((watched && poll(&pfd, 1, 100) != 1) ||
+			    ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+				rc = -1;
+				break;
+			}
+			r = ev_cq == rcq;
+			if (++unacked[r] == 64) {
+				ibv_ack_cq_events(ev_cq, unacked[r]);
+				unacked[r] = 0;
+			}
+			if (ibv_req_notify_cq(ev_cq, 0) || ibv_poll_cq(ev_cq, 1, &wc) != 1 ||
+			    wc.status != IBV_WC_SUCCESS)
+				rc = -1;
+		}
+		if (!rc && ibv_post_recv(qp, recv, &bad))
+			rc = -1;
+	}
+	if (unacked[0])
+		ibv_ack_cq_events(scq, unacked[0]);
+	if (unacked[1])
+		ibv_ack_cq_events(rcq, unacked[1]);
+	return rc;
+}
+
+__attribute__((noinline)) int floor_send_events(struct ibv_qp_ex *qx, struct ibv_qp *qp,
+						struct ibv_cq *scq, struct ibv_cq *rcq,
+						struct ibv_comp_channel *ch, uint64_t *stamps,
+						uint64_t iters, const struct floor_wr *w,
+						struct ibv_recv_wr *recv)
+{
+	return floor_send_ev(qx, qp, scq, rcq, ch, stamps, iters, w, recv, false);
+}
+
+__attribute__((noinline)) int floor_send_events_watched(struct ibv_qp_ex *qx, struct ibv_qp *qp,
+							struct ibv_cq *scq, struct ibv_cq *rcq,
+							struct ibv_comp_channel *ch, uint64_t *stamps,
+							uint64_t iters, const struct floor_wr *w,
+							struct ibv_recv_wr *recv)
+{
+	return floor_send_ev(qx, qp, scq, rcq, ch, stamps, iters, w, recv, true);
 }
