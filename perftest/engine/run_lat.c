@@ -43,15 +43,24 @@ static void lat_start(struct lat_run *r, uint64_t now)
 	r->t_end = now + (uint64_t)o->duration_s * s;
 }
 
-/* The new post API's verbs that lat_post_send builds inline (RC/UC, no
- * immediate data, no atomics); -1 when the run posts otherwise. */
+/* The new post API's verbs that lat_post_send builds inline (no UD, no
+ * immediate data); -1 when the run posts otherwise. */
 static int lat_fast_op(const struct pt_loop *l)
 {
 	enum ibv_wr_opcode op = l->opt.opcode;
 
 	if (!l->res->qps[0].qpx || l->opt.ud)
 		return -1;
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND ? (int)op : -1;
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND ||
+		       op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP ?
+		       (int)op :
+		       -1;
+}
+
+/* A READ or an atomic is never inline (post.c, use_inline): no test. */
+static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND;
 }
 
 /* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
@@ -320,13 +329,18 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 			qx->wr_id = w->send.wr_id;
 			qx->wr_flags = w->send.send_flags;
 		}
+		/* the operands as post.c's builder gives them (send_wr.h) */
 		if (op == IBV_WR_RDMA_READ)
 			ibv_wr_rdma_read(qx, w->rkey, w->raddr);
 		else if (op == IBV_WR_RDMA_WRITE)
 			ibv_wr_rdma_write(qx, w->rkey, w->raddr);
+		else if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			ibv_wr_atomic_fetch_add(qx, w->rkey, w->raddr, 1);
+		else if (op == IBV_WR_ATOMIC_CMP_AND_SWP)
+			ibv_wr_atomic_cmp_swp(qx, w->rkey, w->raddr, 0, 0);
 		else
 			ibv_wr_send(qx);
-		if (op != IBV_WR_RDMA_READ && w->inl)   /* a READ never inline: no test */
+		if (lat_op_may_inline(op) && w->inl)
 			ibv_wr_set_inline_data(qx, (void *)(uintptr_t)w->send_sge.addr,
 					       w->send_sge.length);
 		else
@@ -727,8 +741,11 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_write);
 }
 
+/* read_lat's and atomic_lat's loop: op, the run's verb, is a constant in
+ * each plain copy (lat_fast_op); the general copies pass READ and post the
+ * run's verb through post.c. */
 static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks,
-							    enum lat_copy copy)
+							    enum lat_copy copy, enum ibv_wr_opcode op)
 {
 	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
 							  (struct lat_plain){ 0 };
@@ -739,43 +756,67 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 
 	/* the first iteration apart (watched, see lat_unhooked) */
 	i = 0;
-	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p,
-						    IBV_WR_RDMA_READ, &t_last)) > 0)
+	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p, op,
+						    &t_last)) > 0)
 		for (i = 1; more(r, i, p); i++)
-			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, &h, p,
-						   IBV_WR_RDMA_READ, &t_last)) <= 0)
+			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, &h, p, op,
+						   &t_last)) <= 0)
 				break;
 	return lat_out(r, rc, i, hooks, false, &h);
 }
 
 static __attribute__((noinline)) int lat_read_hooked_plain(struct lat_run *r)
 {
-	return lat_read_as(r, true, LAT_PLAIN);
+	return lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ);
 }
 
 static __attribute__((noinline)) int lat_read_hooked(struct lat_run *r)
 {
-	return lat_read_as(r, true, LAT_GENERAL);
+	return lat_read_as(r, true, LAT_GENERAL, IBV_WR_RDMA_READ);
 }
 
 static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
 {
-	return lat_read_as(r, false, LAT_GENERAL);
+	return lat_read_as(r, false, LAT_GENERAL, IBV_WR_RDMA_READ);
 }
 
 static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r)
 {
-	return lat_read_as(r, false, LAT_PLAIN_EVENTS);
+	return lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_RDMA_READ);
+}
+
+/* atomic_lat's plain copies, hooks off (with the hooks: the general ones) */
+static __attribute__((noinline)) int lat_fadd_plain(struct lat_run *r, bool events)
+{
+	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_FETCH_AND_ADD) :
+			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+static __attribute__((noinline)) int lat_cswp_plain(struct lat_run *r, bool events)
+{
+	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_CMP_AND_SWP) :
+			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_CMP_AND_SWP);
 }
 
 static int lat_read(struct lat_run *r)
 {
-	enum lat_copy copy = lat_copy_of(r, IBV_WR_RDMA_READ);
+	const enum ibv_wr_opcode op = r->l->opt.opcode;
+	enum lat_copy copy = lat_copy_of(r, op);
 
+	/* atomics on the new API: their own plain copies with the hooks off;
+	 * else the general ones (READ's plain copies would build a READ). On
+	 * the old API READ's copies post the run's WR as it is. */
+	if (op != IBV_WR_RDMA_READ && r->res->qps[0].qpx) {
+		if (copy != LAT_GENERAL && !pt_hooks_on)
+			return op == IBV_WR_ATOMIC_FETCH_AND_ADD ?
+				       lat_fadd_plain(r, copy == LAT_PLAIN_EVENTS) :
+				       lat_cswp_plain(r, copy == LAT_PLAIN_EVENTS);
+		copy = LAT_GENERAL;
+	}
 	if (pt_hooks_on)   /* -e with the hooks: the general copy */
 		return copy == LAT_PLAIN ? lat_read_hooked_plain(r) : lat_read_hooked(r);
 	if (copy == LAT_PLAIN)
-		return lat_read_as(r, false, LAT_PLAIN);
+		return lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ);
 	return copy == LAT_PLAIN_EVENTS ? lat_read_plain_events(r) : lat_read_general(r);
 }
 

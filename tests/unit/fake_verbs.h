@@ -424,6 +424,13 @@ static inline void x_fadd(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, u
 	assert_int_equal(add, 1);
 	x_open(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr);
 }
+static inline void x_cswp(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, uint64_t compare,
+			  uint64_t swap)
+{
+	assert_int_equal(compare, 0);   /* as the old API's WR (above) */
+	assert_int_equal(swap, 0);
+	x_open(qx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr);
+}
 static inline void x_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint32_t len)
 {
 	last(qx)->lkey = lkey;
@@ -507,6 +514,7 @@ static inline struct fake *fake_new(struct pt_loop *l, int nqp, enum ibv_wr_opco
 		x->wr_rdma_write = x_write;
 		x->wr_rdma_read = x_read;
 		x->wr_atomic_fetch_add = x_fadd;
+		x->wr_atomic_cmp_swp = x_cswp;
 		x->wr_set_sge = x_sge;
 		x->wr_set_inline_data = x_inline;
 		x->wr_set_ud_addr = x_ud;

@@ -769,13 +769,14 @@ static void check_lat_run(enum ibv_wr_opcode op, bool qpx, bool inl, uint64_t po
 	fake_free(f);
 }
 
-/* The latency loops' posts on both APIs: the new API's plain verbs
- * (READ, WRITE, SEND) are built inline in the loop, the rest (atomics) in
- * post.c; the fake checks every WR either way, inline data included. */
+/* The latency loops' posts on both APIs: the new API's verbs are built
+ * inline in the plain copies (READ, WRITE, SEND and the two atomics, each
+ * atomic in copies of its own), else in post.c; the fake checks every WR
+ * either way, inline data and the atomics' operands included. */
 static void test_lat_post_apis(void **state)
 {
 	const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE, IBV_WR_SEND,
-					   IBV_WR_ATOMIC_FETCH_AND_ADD };
+					   IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP };
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
@@ -803,6 +804,7 @@ static void test_lat_probes_raised(void **state)
 		pt_probe_wr_semaphores.one[half] = 1;
 		check_lat_run(IBV_WR_RDMA_READ, true, false, 0);
 		check_lat_run(IBV_WR_RDMA_READ, false, false, 0);
+		check_lat_run(IBV_WR_ATOMIC_CMP_AND_SWP, true, false, 0);
 		check_lat_run(IBV_WR_RDMA_WRITE, true, true, 0);
 		check_lat_run(IBV_WR_SEND, true, true, 0);
 		check_lat_run(IBV_WR_SEND, false, false, 0);
