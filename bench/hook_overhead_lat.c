@@ -501,6 +501,10 @@ void lat_own_rows(const char *self, uint64_t iters)
 		  "--lat-own read new events %llu", 1 },
 		{ "run_lat.c's read loop, old post API, -e", "pt_run_lat_read",
 		  "--lat-own read old events %llu", 1 },
+		{ "run_lat.c's atomic loop (fetch-and-add), new post API, spinning", "pt_run_lat_read",
+		  "--lat-own atomic new spin %llu", 1 },
+		{ "run_lat.c's atomic loop (fetch-and-add), new post API, -e", "pt_run_lat_read",
+		  "--lat-own atomic new events %llu", 1 },
 		{ "run_lat.c's send loop, new post API, spinning (per iteration)", "pt_run_lat_send",
 		  "--lat-own send new spin %llu", 1 },
 		{ "run_lat.c's send loop, new post API, -e (per iteration)", "pt_run_lat_send",
@@ -528,7 +532,7 @@ void lat_own_rows(const char *self, uint64_t iters)
 
 		if (per < 0)
 			return;
-		printf("    %-58s %7.2f instr/WR\n", rows[k].label, per);
+		printf("    %-66s %7.2f instr/WR\n", rows[k].label, per);
 	}
 }
 

@@ -183,11 +183,11 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
  * else as LAT_EVENTS: the first iterations, a full buffer, CQs with NIC
  * times. Held, a WR is a pair's stores. Send WRs are wr_id pt_wrid(0, 0)
  * and sequence i; send_lat's reposts are numbered by recv_posted.
- * LAT_BARE is hooks off in a plain copy while no tracer is attached: the
- * USDT probes untested and no fault-test stop, so the iteration tests the
- * per-WR probes' semaphores once (PT_PROBES_WR_ON), not at each probe;
- * LAT_OFF tests each probe. Hooks on: how >= LAT_HELD. */
-enum lat_hooks { LAT_BARE, LAT_OFF, LAT_HELD, LAT_EVENTS };
+ * Apart from the hooks, an iteration is watched or not (lat_watched): a
+ * watched one tests each USDT probe's semaphore and makes the fault-test
+ * stop; a plain copy's iterations past its first are not watched while no
+ * tracer raised a per-WR probe's semaphore (one load per iteration). */
+enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 
 /* -e in a plain copy, the steady state inline: the CQ armed since its
  * last poll, one sleep, its event, the arming for the next CQE and one
@@ -236,11 +236,12 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
  * spinning case's first LAT_SPINS_PER_CHECK polls are inline: on a fast
  * link the completion comes within them, and the wait costs no call. */
 static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv,
-							 enum lat_hooks how, const char *side,
-							 struct ibv_wc *wc, uint64_t *hw_ns,
-							 uint64_t *t, const struct lat_plain *p)
+							 enum lat_hooks how, bool watched,
+							 const char *side, struct ibv_wc *wc,
+							 uint64_t *hw_ns, uint64_t *t,
+							 const struct lat_plain *p)
 {
-	const bool hooks = how >= LAT_HELD, watched = how != LAT_BARE;
+	const bool hooks = how != LAT_OFF;
 	int n;
 
 	if (p ? p->events : __builtin_expect(r->events, 0)) {
@@ -359,7 +360,7 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 /* Post one send-queue WR (the tool's verb) at time now (the iteration's
  * stamp: the hook reads no clock of its own) and wait for its completion. */
 static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
-							  const char *side, enum lat_hooks how,
+							  const char *side, enum lat_hooks how, bool watched,
 							  struct pt_hook_pairs *h, enum ibv_wr_opcode op,
 							  const struct lat_plain *p, uint64_t *t_done)
 {
@@ -374,9 +375,9 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	else if (how == LAT_EVENTS)
 		pt_hook_pair_post(0, i, pt_wrid(0, 0), now);
 	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
-	if (how != LAT_BARE)
+	if (watched)
 		PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
-	rc = wait_cq(r, false, how, side, &wc, &hw_ns, &t_cqe, p);
+	rc = wait_cq(r, false, how, watched, side, &wc, &hw_ns, &t_cqe, p);
 	if (rc != 1)
 		return rc;
 	if (how == LAT_HELD) {   /* held: no NIC times, and the CQE succeeded (rc 1) */
@@ -385,9 +386,9 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	} else if (how == LAT_EVENTS) {
 		pt_hook_pair_wc(0, i, &wc, false, t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
 	}
-	if (how != LAT_BARE)
+	if (watched)
 		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
-				  how >= LAT_HELD ? t_cqe : pt_now_ns());
+				  how != LAT_OFF ? t_cqe : pt_now_ns());
 	if (t_done)
 		*t_done = t_cqe;
 	return rc;
@@ -398,7 +399,7 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
  * tracer) inline; pt_lat_repost the rest. Held, the time goes into the
  * receive pair just stored. */
 static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, uint64_t now,
-							    uint64_t i, enum lat_hooks how,
+							    uint64_t i, enum lat_hooks how, bool watched,
 							    struct pt_hook_pairs *h,
 							    const struct lat_plain *p)
 {
@@ -407,7 +408,7 @@ static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, u
 
 	if ((p || !r->duration) && q->recv_posted >= (p ? p->iters : r->l->opt.iters))
 		return 0;   /* none due: the receive pair keeps no repost */
-	if (__builtin_expect((!p && !r->plain_repost) || (how != LAT_BARE && PT_PROBE_ON(post_recv)), 0))
+	if (__builtin_expect((!p && !r->plain_repost) || (watched && PT_PROBE_ON(post_recv)), 0))
 		goto general;
 	/* a plain copy's run is at most PT_LAT_RAW_MAX long: its receive
 	 * numbers are their own wr_ids on QP 0, no mask */
@@ -432,14 +433,14 @@ general:
  * the slots expect: the slots are given back, the rest of the iteration
  * tells the hooks); 0 at the end of the run, -1 on error. */
 static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uint64_t i,
-							  const char *side, enum lat_hooks how,
+							  const char *side, enum lat_hooks how, bool watched,
 							  struct pt_hook_pairs *h, uint64_t *t,
 							  const struct lat_plain *p)
 {
 	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
-	int rc = wait_cq(r, true, how, side, &wc, &hw_ns, t, p);
+	int rc = wait_cq(r, true, how, watched, side, &wc, &hw_ns, t, p);
 
 	if (rc <= 0)
 		return rc;
@@ -451,9 +452,9 @@ static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uin
 	}
 	if (how == LAT_EVENTS || (how == LAT_HELD && rc == 2))   /* 2 is held's only */
 		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
-	if (how != LAT_BARE)
+	if (watched)
 		PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
-				       how >= LAT_HELD ? *t : pt_now_ns());
+				       how != LAT_OFF ? *t : pt_now_ns());
 	if (!p && __builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
 		return -1;
 	return rc;
@@ -487,7 +488,7 @@ static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int 
  * t_recv with the hooks on): the gap, the stamp, the repost, the send and
  * its CQE. */
 static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r, uint64_t i, bool recv,
-							       const char *side, enum lat_hooks how,
+							       const char *side, enum lat_hooks how, bool watched,
 							       struct pt_hook_pairs *h,
 							       const struct lat_plain *p, uint64_t t_recv)
 {
@@ -496,7 +497,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 
 	/* with the hooks on, the receive CQE's poll time, just read, is the
 	 * stamp too (no gap between them): one clock read less per iteration */
-	if (how >= LAT_HELD && recv && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
+	if (how != LAT_OFF && recv && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
 		now = t_recv;
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
@@ -505,15 +506,15 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	}
 	/* the receive is reposted at the iteration's stamp, before its send:
 	 * the peer's next message can come only after that */
-	if (recv && lat_repost(r, now, i, how, h, p))
+	if (recv && lat_repost(r, now, i, how, watched, h, p))
 		return -1;
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h, IBV_WR_SEND, p, NULL);
+	return post_one(r, i, now, side, how, watched, h, IBV_WR_SEND, p, NULL);
 }
 
 /* send_lat's iteration i: the receive (recv: one is due), the rest. */
 static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r, uint64_t i, bool recv,
-							       const char *side, enum lat_hooks how,
+							       const char *side, enum lat_hooks how, bool watched,
 							       struct pt_hook_pairs *h,
 							       const struct lat_plain *p)
 {
@@ -521,39 +522,45 @@ static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r
 	int rc;
 
 	if (!recv)
-		return lat_send_rest(r, i, false, side, how, h, p, 0);
-	rc = recv_one(r, i, side, how, h, &t_recv, p);
+		return lat_send_rest(r, i, false, side, how, watched, h, p, 0);
+	rc = recv_one(r, i, side, how, watched, h, &t_recv, p);
 	if (rc <= 0)
 		return rc;
 	if (how == LAT_HELD && rc == 2)   /* given back: the rest through the hooks */
-		return lat_send_rest(r, i, true, side, LAT_EVENTS, h, p, t_recv);
-	return lat_send_rest(r, i, true, side, how, h, p, t_recv);
+		return lat_send_rest(r, i, true, side, LAT_EVENTS, watched, h, p, t_recv);
+	return lat_send_rest(r, i, true, side, how, watched, h, p, t_recv);
 }
 
-/* Hooks off: a plain copy's iteration is bare unless it is the loop's
- * first (watched: the fault-test stop) or a tracer raised a per-WR
- * probe's semaphore; the general copy's always tests each probe. */
-static inline __attribute__((always_inline)) enum lat_hooks lat_unhooked(const struct lat_plain *p,
-									   bool watched)
+/* An iteration is watched (enum lat_hooks) in the general copies, in a
+ * plain copy's first (first: where a run's first CQE comes, for the
+ * fault-test stop), and while a tracer raised a per-WR probe's semaphore. */
+static inline __attribute__((always_inline)) bool lat_watched(const struct lat_plain *p, bool first)
 {
-	return p && !watched && !PT_PROBES_WR_ON() ? LAT_BARE : LAT_OFF;
+	return !p || first || PT_PROBES_WR_ON();
 }
 
-/* send_lat's iteration i in the loop's copy: hooks off, or held or not;
- * watched: see lat_unhooked. */
+/* send_lat's iteration i in the loop's copy: hooks off, or held or not. */
+static inline __attribute__((always_inline)) int lat_send_hooks(struct lat_run *r, uint64_t i, bool recv,
+								const char *side, bool hooks, bool watched,
+								struct pt_hook_pairs *h,
+								const struct lat_plain *p)
+{
+	if (!hooks)
+		return lat_send_iter(r, i, recv, side, LAT_OFF, watched, h, p);
+	if (lat_pairs_ready(r, h, i, 2, true) == LAT_HELD)
+		return lat_send_iter(r, i, recv, side, LAT_HELD, watched, h, p);
+	return lat_send_iter(r, i, recv, side, LAT_EVENTS, watched, h, p);
+}
+
+/* The same, watched or not (first: the loop's first iteration). */
 static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r, uint64_t i, bool recv,
-							       const char *side, bool hooks, bool watched,
+							       const char *side, bool hooks, bool first,
 							       struct pt_hook_pairs *h,
 							       const struct lat_plain *p)
 {
-	if (!hooks) {
-		if (lat_unhooked(p, watched) == LAT_BARE)
-			return lat_send_iter(r, i, recv, side, LAT_BARE, h, p);
-		return lat_send_iter(r, i, recv, side, LAT_OFF, h, p);
-	}
-	if (lat_pairs_ready(r, h, i, 2, true) == LAT_HELD)
-		return lat_send_iter(r, i, recv, side, LAT_HELD, h, p);
-	return lat_send_iter(r, i, recv, side, LAT_EVENTS, h, p);
+	if (lat_watched(p, first))
+		return lat_send_hooks(r, i, recv, side, hooks, true, h, p);
+	return lat_send_hooks(r, i, recv, side, hooks, false, h, p);
 }
 
 static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
@@ -582,7 +589,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
 		uint64_t t_recv = 0;
 
-		if (recv_one(r, i, side, how, &h, &t_recv, p) <= 0)
+		if (recv_one(r, i, side, how, true, &h, &t_recv, p) <= 0)
 			rc = -1;
 	}
 	return lat_out(r, rc, i, hooks, true, &h);
@@ -629,7 +636,7 @@ int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
 /* One iteration of write_lat (the peer's count waited for) or read_lat:
  * the gap, the stamp, the post and its CQE. */
 static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r, uint64_t i,
-							       const char *side, enum lat_hooks how,
+							       const char *side, enum lat_hooks how, bool watched,
 							       struct pt_hook_pairs *h,
 							       const struct lat_plain *p, enum ibv_wr_opcode op,
 							       uint64_t *t_last)
@@ -640,7 +647,7 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	/* read_lat (t_last) with the hooks on: the last CQE's poll time, just
 	 * read, is this post's stamp too (no gap, no wait between them), as
 	 * send_lat does: one clock read less per iteration */
-	if (t_last && how >= LAT_HELD && *t_last && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
+	if (t_last && how != LAT_OFF && *t_last && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
 		now = *t_last;
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
@@ -648,31 +655,39 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 		now = pt_now_ns();
 	}
 	lat_stamp(r, i, now, p);
-	return post_one(r, i, now, side, how, h, op, p, t_last);
+	return post_one(r, i, now, side, how, watched, h, op, p, t_last);
 }
 
-/* The same, in the loop's copy: hooks off (watched: see lat_unhooked),
- * or held or not. */
+/* The same, in the loop's copy: hooks off, or held or not; watched or
+ * not (first: the loop's first iteration; lat_watched). */
+static inline __attribute__((always_inline)) int lat_post_hooks(struct lat_run *r, uint64_t i,
+								const char *side, bool hooks,
+								bool watched, struct pt_hook_pairs *h,
+								const struct lat_plain *p,
+								enum ibv_wr_opcode op, uint64_t *t_last)
+{
+	if (!hooks)
+		return lat_post_iter(r, i, side, LAT_OFF, watched, h, p, op, t_last);
+	if (lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
+		return lat_post_iter(r, i, side, LAT_EVENTS, watched, h, p, op, t_last);
+	return lat_post_iter(r, i, side, LAT_HELD, watched, h, p, op, t_last);
+}
+
 static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
 								  const char *side, bool hooks,
-								  bool watched, struct pt_hook_pairs *h,
+								  bool first, struct pt_hook_pairs *h,
 								  const struct lat_plain *p,
 								  enum ibv_wr_opcode op, uint64_t *t_last)
 {
-	if (!hooks) {
-		if (lat_unhooked(p, watched) == LAT_BARE)
-			return lat_post_iter(r, i, side, LAT_BARE, h, p, op, t_last);
-		return lat_post_iter(r, i, side, LAT_OFF, h, p, op, t_last);
-	}
-	if (lat_pairs_ready(r, h, i, 1, false) == LAT_EVENTS)
-		return lat_post_iter(r, i, side, LAT_EVENTS, h, p, op, t_last);
-	return lat_post_iter(r, i, side, LAT_HELD, h, p, op, t_last);
+	if (lat_watched(p, first))
+		return lat_post_hooks(r, i, side, hooks, true, h, p, op, t_last);
+	return lat_post_hooks(r, i, side, hooks, false, h, p, op, t_last);
 }
 
 /* write_lat's iteration i: the server writes first, the client answers
  * each write (its count in the last payload byte). */
 static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *r, uint64_t i, bool client,
-								bool hooks, bool watched,
+								bool hooks, bool first,
 								struct pt_hook_pairs *h,
 								const struct lat_plain *p,
 								uint8_t *payload_last)
@@ -682,7 +697,7 @@ static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *
 	if ((client || i > 0) && (rc = pt_lat_wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
 		return rc;
 	*payload_last = (uint8_t)(i + 1);
-	return lat_post_iter_as(r, i, client ? "client" : "server", hooks, watched, h, p,
+	return lat_post_iter_as(r, i, client ? "client" : "server", hooks, first, h, p,
 				IBV_WR_RDMA_WRITE, NULL);
 }
 
@@ -699,7 +714,7 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	uint64_t i;
 	int rc = 1;
 
-	/* the first iteration apart (watched, see lat_unhooked) */
+	/* the first iteration apart (watched: lat_watched) */
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last)) > 0)
 		for (i = 1; more(r, i, p); i++)
@@ -754,7 +769,7 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	uint64_t i, t_last = 0;
 	int rc = 1;
 
-	/* the first iteration apart (watched, see lat_unhooked) */
+	/* the first iteration apart (watched: lat_watched) */
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p, op,
 						    &t_last)) > 0)
