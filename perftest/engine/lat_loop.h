@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The latency loops' body, always inline, for their files (run_lat.c:
+ * write_lat, read_lat, atomic_lat; run_lat_send.c: send_lat): a plain
+ * copy's local, the stamp, the waits for a CQE (spinning or -e), the post
+ * of the run's one send WR and its CQE, the hooks' pair slots, the
+ * watched iterations (USDT probes, the fault-test stop), a run's start
+ * and end. Each loop is compiled into a few copies of these (enum
+ * lat_copy, enum lat_hooks), each with no test per WR of what it is not.
+ * The set-up and end out of line: lat_setup.c. */
+#ifndef PT_LAT_LOOP_H
+#define PT_LAT_LOOP_H
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "util/clock.h"
+#include "perftest/report/results.h"
+#include "loop.h"
+#include "lat_run.h"
+#include "fault.h"
+#include "plugin/hooks/hooks.h"
+#include "plugin/hooks/probes.h"
+
+/* Which copy of a loop runs (struct lat_plain): the general one, or a
+ * plain one, spinning or (-e) sleeping on the completion channel. */
+enum lat_copy { LAT_GENERAL, LAT_PLAIN, LAT_PLAIN_EVENTS };
+
+/* lat_setup.c */
+void pt_lat_start(struct lat_run *r, uint64_t now);
+/* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
+int pt_lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *m);
+enum lat_copy pt_lat_copy_of(const struct lat_run *r, enum ibv_wr_opcode op);
+int pt_lat_end(struct lat_run *r);
+struct pt_hook_pairs pt_lat_pairs_retake(const struct lat_run *r, struct pt_hook_pairs h,
+					 uint64_t i, unsigned need, bool reposts);
+
+/* A READ or an atomic is never inline (post.c, use_inline): no test. */
+static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND;
+}
+
+/* A plain copy's start: its local; the send WR's id and flags, the same
+ * for every WR of the run, and QP 0's post count, set once (the builder
+ * reads them, nothing of the run writes them again: lat_post_send). */
+static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struct lat_run *r,
+									   bool events)
+{
+	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
+
+	r->lazy = true;
+	r->res->qps[0].posted = 1;   /* what every post sets (lat_post_send); nothing reads it before */
+	if (qx) {
+		qx->wr_id = r->wrs.send.wr_id;
+		qx->wr_flags = r->wrs.send.send_flags;
+	}
+	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
+				   .poll_fn = r->cq[0]->context->ops.poll_cq,
+				   .arm_fn = r->cq[0]->context->ops.req_notify_cq, .qx = qx,
+				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events };
+}
+
+/* Iteration i posts now: stamp it; in duration mode only the round trips
+ * that end inside the window count. */
+static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now,
+							    const struct lat_plain *p)
+{
+	struct pt_lat_meas *m = r->m;
+	bool keep = !r->duration;
+
+	if (p) {   /* r->i and r->last_progress: lat_sync */
+		p->stamps[i] = now;
+		m->n = i + 1;
+		return;
+	}
+	r->i = i;
+	/* a post follows a completion (or the peer's write): progress enough
+	 * for the stall rule, without a clock read per CQE */
+	r->last_progress = now;
+	if (r->duration) {
+		if (!r->started)
+			pt_lat_start(r, now);
+		keep = now >= r->t_sample && now < r->t_stop;
+		m->iters += keep;
+	}
+	if (m->hist) {
+		if (i && keep)
+			pt_hist_record(m->hist, now - m->t_prev);
+		m->t_prev = now;
+	} else {
+		m->stamps[i] = now;
+	}
+	m->n = i + 1;
+}
+
+/* How an iteration tells the hooks: not at all (hooks off), as pairs into
+ * the slots it holds, or through the hooks' calls (events, or pairs the
+ * hooks check). Each loop is built twice from one always-inline body, with
+ * the hooks off (no test of them per WR) and on; the hooks' copy runs an
+ * iteration as LAT_HELD when it holds QP 0's pair slots (hooks.h, struct
+ * pt_hook_pairs, a local that stays in registers) with room for its pairs,
+ * else as LAT_EVENTS: the first iterations, a full buffer, CQs with NIC
+ * times. Held, a WR is a pair's stores. Send WRs are wr_id pt_wrid(0, 0)
+ * and sequence i; send_lat's reposts are numbered by recv_posted.
+ * Apart from the hooks, an iteration is watched or not (lat_watched): a
+ * watched one tests each USDT probe's semaphore and makes the fault-test
+ * stop; a plain copy's iterations past its first are not watched while no
+ * tracer raised a per-WR probe's semaphore (one load per iteration). */
+enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
+
+/* -e in a plain copy, the steady state inline: the CQ armed since its
+ * last poll, one sleep, its event, the arming for the next CQE and one
+ * poll that finds this one (1, the CQE in *wc). Anything else (the CQ not
+ * armed, 100 ms without an event (idle: the stop rules' turn), another
+ * CQ's event, an empty poll) goes the whole way, pt_lat_wait_events; a
+ * failure is said (-1). */
+static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run *r, bool recv,
+								  struct ibv_wc *wc, uint64_t *hw_ns,
+								  const struct lat_plain *p)
+{
+	struct ibv_cq *ev_cq;
+	bool idle = false;
+	void *ev_ctx;
+	int n;
+
+	if (__builtin_expect(r->armed[recv], 1) &&
+	    !(idle = __builtin_expect(poll(&r->channel_poll, 1, 100) != 1, 0))) {
+		if (__builtin_expect(ibv_get_cq_event(r->res->channel, &ev_cq, &ev_ctx) != 0, 0))
+			return pt_lat_event_failed();
+		if (__builtin_expect(ev_cq != p->cq[recv], 0)) {
+			pt_lat_event_count(r, ev_cq);
+		} else {
+			/* its event disarmed it: armed again at once (r->armed stays) */
+			if (__builtin_expect(++r->unacked[recv] >= LAT_ACK_BATCH, 0))
+				pt_lat_ack(r, recv);
+			n = p->arm_fn(p->cq[recv], 0);
+			if (__builtin_expect(n != 0, 0)) {
+				r->armed[recv] = false;
+				return pt_lat_arm_failed(n);
+			}
+			n = p->poll_fn(p->cq[recv], 1, wc);
+			if (__builtin_expect(n == 1, 1))
+				return 1;
+			if (n < 0)
+				return pt_lat_poll_failed(n);
+		}
+	}
+	return pt_lat_wait_events(r, recv, wc, hw_ns, idle);
+}
+
+/* Poll the send or receive CQ (with -e: sleep between polls) until a
+ * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
+ * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
+ * time with the hooks on (the out-of-line waits pass it in r->t_cqe). The
+ * spinning case's first LAT_SPINS_PER_CHECK polls are inline: on a fast
+ * link the completion comes within them, and the wait costs no call. */
+static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool recv,
+							 enum lat_hooks how, bool watched,
+							 const char *side, struct ibv_wc *wc,
+							 uint64_t *hw_ns, uint64_t *t,
+							 const struct lat_plain *p)
+{
+	const bool hooks = how != LAT_OFF;
+	int n;
+
+	if (p ? p->events : __builtin_expect(r->events, 0)) {
+		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) :
+			pt_lat_wait_events(r, recv, wc, hw_ns, false);
+		if (__builtin_expect(n == 1, 1))
+			return cqe_taken(r, recv, hooks, watched, side, wc, t);
+		return n;
+	} else {
+		/* the hooks' copy polls once inline (the spin's registers would
+		 * push its pair slots out of theirs), then spins out of line */
+		const unsigned turns = hooks ? 1 : LAT_SPINS_PER_CHECK;
+
+		n = poll_turns(r, recv, wc, hw_ns, turns, p);
+		if (__builtin_expect(n == 1, 1))
+			return cqe_taken(r, recv, hooks, watched, side, wc, t);
+		n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
+	}
+	*t = r->t_cqe;
+	return n;
+}
+
+/* The next iteration is due: below the run's bound (-n, or 0 once a
+ * signal came: pt_lat_until), and in duration mode inside the window. */
+static inline __attribute__((always_inline)) bool more(const struct lat_run *r, uint64_t i,
+							 const struct lat_plain *p)
+{
+	if (i >= atomic_load_explicit(&pt_lat_until, memory_order_relaxed))
+		return false;
+	return p || !r->duration || !(r->started && pt_now_ns() >= r->t_end);
+}
+
+/* The hooks' copy, at the top of iteration i: LAT_HELD with room for need
+ * pairs, else LAT_EVENTS. reposts: the loop reposts receives (send_lat). */
+static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(const struct lat_run *r,
+									    struct pt_hook_pairs *h,
+									    uint64_t i, unsigned need,
+									    bool reposts)
+{
+	if (__builtin_expect(h->pos < h->lim, 1))
+		return LAT_HELD;
+	*h = pt_lat_pairs_retake(r, *h, i, need, reposts);
+	return h->held ? LAT_HELD : LAT_EVENTS;
+}
+
+/* The run's send WR. The loop's verb op (a constant in each loop) with the
+ * new post API, when the run posts it plainly (lat_fast_op): inline, the
+ * builder after wr_start and the setter after the builder
+ * (docs/upstream-behaviour.md §10). The old post API inline (one call).
+ * The rest, and a failed post (said), in post.c. */
+static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
+								const struct lat_plain *p)
+{
+	struct pt_qp *q = p ? p->q : &r->res->qps[0];
+	const struct pt_lat_wrs *w = &r->wrs;
+	struct ibv_send_wr *bad;
+	int rc;
+
+	if (p ? p->qx != NULL : __builtin_expect(r->fast_op == (int)op, 1)) {
+		struct ibv_qp_ex *qx = p ? p->qx : q->qpx;
+
+		ibv_wr_start(qx);
+		if (!p) {   /* the plain copy set them (lat_plain_of) */
+			qx->wr_id = w->send.wr_id;
+			qx->wr_flags = w->send.send_flags;
+		}
+		/* the operands as post.c's builder gives them (send_wr.h) */
+		if (op == IBV_WR_RDMA_READ)
+			ibv_wr_rdma_read(qx, w->rkey, w->raddr);
+		else if (op == IBV_WR_RDMA_WRITE)
+			ibv_wr_rdma_write(qx, w->rkey, w->raddr);
+		else if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			ibv_wr_atomic_fetch_add(qx, w->rkey, w->raddr, 1);
+		else if (op == IBV_WR_ATOMIC_CMP_AND_SWP)
+			ibv_wr_atomic_cmp_swp(qx, w->rkey, w->raddr, 0, 0);
+		else
+			ibv_wr_send(qx);
+		if (lat_op_may_inline(op) && w->inl)
+			ibv_wr_set_inline_data(qx, (void *)(uintptr_t)w->send_sge.addr,
+					       w->send_sge.length);
+		else
+			ibv_wr_set_sge(qx, w->send_sge.lkey, w->send_sge.addr, w->send_sge.length);
+		rc = ibv_wr_complete(qx);
+		if (__builtin_expect(rc != 0, 0))
+			return pt_lat_post_failed(rc);
+	} else if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
+		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
+	}
+	if (!p)   /* the plain copy set it once (lat_plain_of) */
+		q->posted = 1;   /* as pt_lat_post_send: the signaling rule restarts */
+	return 0;
+}
+
+/* Post one send-queue WR (the tool's verb) at time now (the iteration's
+ * stamp: the hook reads no clock of its own) and wait for its completion. */
+static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uint64_t i, uint64_t now,
+							  const char *side, enum lat_hooks how, bool watched,
+							  struct pt_hook_pairs *h, enum ibv_wr_opcode op,
+							  const struct lat_plain *p, uint64_t *t_done)
+{
+	struct ibv_wc wc;
+	uint64_t hw_ns, t_cqe = 0;
+	int rc;
+
+	if (lat_post_send(r, op, p))
+		return -1;
+	if (how == LAT_HELD)
+		h->pos->t_first_ns = now;
+	else if (how == LAT_EVENTS)
+		pt_hook_pair_post(0, i, pt_wrid(0, 0), now);
+	/* wr_id is pt_wrid(0, 0) every iteration: the sequence is i */
+	if (watched)
+		PT_PROBE_POST(0, r->l->res->qps[0].qp->qp_num, i, 1, pt_wrid(0, 0), pt_now_ns());
+	rc = wait_cq(r, false, how, watched, side, &wc, &hw_ns, &t_cqe, p);
+	if (rc != 1)
+		return rc;
+	if (how == LAT_HELD) {   /* held: no NIC times, and the CQE succeeded (rc 1) */
+		h->pos->t_second_ns = t_cqe;
+		h->pos++;
+	} else if (how == LAT_EVENTS) {
+		pt_hook_pair_wc(0, i, &wc, false, t_cqe, pt_hw_ns(r->l->res, &hw_ns, 0));
+	}
+	if (watched)
+		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
+				  how != LAT_OFF ? t_cqe : pt_now_ns());
+	if (t_done)
+		*t_done = t_cqe;
+	return rc;
+}
+
+/* A run of one of the loops below: set up, loop, every event acked.
+ * Inlined into each pt_run_lat_*, so the loop is a direct call. */
+static inline __attribute__((always_inline)) int lat_run(const struct pt_loop *l, struct pt_lat_meas *m,
+							 int (*loop)(struct lat_run *))
+{
+	struct lat_run r;
+
+	if (pt_lat_init(&r, l, m))
+		return -1;
+	return pt_lat_done(&r, loop(&r));
+}
+
+/* The end of a loop's copy: the pair slots given back (i: the next send
+ * not completed; reposts: send_lat's), rc as the loop returns it. */
+static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int rc, uint64_t i,
+							 bool hooks, bool reposts, struct pt_hook_pairs *h)
+{
+	if (hooks)
+		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
+	if (rc > 0 && pt_interrupted)   /* the bound ended the loop (more) */
+		rc = pt_lat_wait_ended(r, pt_now_ns());
+	return rc < 0 ? -1 : pt_lat_end(r);
+}
+
+/* An iteration is watched (enum lat_hooks) in the general copies, in a
+ * plain copy's first (first: where a run's first CQE comes, for the
+ * fault-test stop), and while a tracer raised a per-WR probe's semaphore. */
+static inline __attribute__((always_inline)) bool lat_watched(const struct lat_plain *p, bool first)
+{
+	return !p || first || PT_PROBES_WR_ON();
+}
+
+#endif

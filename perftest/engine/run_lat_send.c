@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* send_lat's loop (docs/upstream-behaviour.md §5.5): a ping-pong of SENDs
+ * on one QP, the client first; each side takes the peer's message, posts
+ * its receive again, stamps the iteration and sends. With -e a side with
+ * nothing to poll sleeps on the completion channel. The body's parts are
+ * lat_loop.h's; run_lat.c has the other latency loops. */
+#define PT_LOOP_VIEW_ONLY
+#include "lat_loop.h"
+
+/* a plain copy's receives posted: at most -n (<= PT_LAT_RAW_MAX) plus the
+ * first --rx-depth (<= 16384, options.c) */
+_Static_assert(PT_LAT_RAW_MAX + 16384 <= PT_WRID_IDX_MASK,
+	       "a plain copy's receive numbers fit a wr_id's index (lat_repost)");
+
+/* send_lat's receive consumed (recv_one): repost it at time now, while
+ * more are due. The plain case (one receive per call, no SRQ, no USDT
+ * tracer) inline; pt_lat_repost the rest. Held, the time goes into the
+ * receive pair just stored. */
+static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, uint64_t now,
+							    uint64_t i, enum lat_hooks how, bool watched,
+							    struct pt_hook_pairs *h,
+							    const struct lat_plain *p)
+{
+	struct pt_qp *q = p ? p->q : &r->res->qps[0];
+	struct ibv_recv_wr *bad;
+
+	if ((p || !r->duration) && q->recv_posted >= (p ? p->iters : r->l->opt.iters))
+		return 0;   /* none due: the receive pair keeps no repost */
+	if (__builtin_expect((!p && !r->plain_repost) || (watched && PT_PROBE_ON(post_recv)), 0))
+		goto general;
+	/* a plain copy's run is at most PT_LAT_RAW_MAX long: its receive
+	 * numbers are their own wr_ids on QP 0, no mask */
+	r->wrs.recv.wr_id = p ? q->recv_posted : pt_wrid(0, q->recv_posted);
+	if (__builtin_expect(ibv_post_recv(q->qp, &r->wrs.recv, &bad) != 0, 0))
+		goto general;   /* again, to say why */
+	if (how == LAT_HELD)
+		h->pos[-1].t_second_ns = now;
+	else if (how == LAT_EVENTS)
+		pt_hook_post(0, q->recv_posted, 1, PT_PLUGIN_OP_RECV, r->wrs.recv.wr_id, 1,
+			     r->wrs.recv_sge.length, 0, 0, now);
+	q->recv_posted++;
+	return 0;
+general:
+	if (how == LAT_HELD)   /* the hooks may still store it into the receive pair */
+		pt_hook_pairs_give(h, i, true, q->recv_posted, true);
+	return pt_lat_repost(r->l, &r->wrs, r->duration);
+}
+
+/* send_lat: wait for the peer's message (iteration i's) and record it: 1,
+ * or 2 when held and it went through the hooks instead (not the receive
+ * the slots expect: the slots are given back, the rest of the iteration
+ * tells the hooks); 0 at the end of the run, -1 on error. */
+static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uint64_t i,
+							  const char *side, enum lat_hooks how, bool watched,
+							  struct pt_hook_pairs *h, uint64_t *t,
+							  const struct lat_plain *p)
+{
+	const struct pt_loop *l = r->l;
+	struct ibv_wc wc;
+	uint64_t hw_ns;
+	int rc = wait_cq(r, true, how, watched, side, &wc, &hw_ns, t, p);
+
+	if (rc <= 0)
+		return rc;
+	if (how == LAT_HELD) {
+		if (!pt_hook_pairs_recv(h, wc.wr_id, wc.byte_len, *t)) {
+			pt_hook_pairs_give(h, i, true, l->res->qps[0].recv_posted, false);
+			rc = 2;
+		}
+	}
+	if (how == LAT_EVENTS || (how == LAT_HELD && rc == 2))   /* 2 is held's only */
+		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
+	if (watched)
+		PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
+				       how != LAT_OFF ? *t : pt_now_ns());
+	if (!p && __builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
+		return -1;
+	return rc;
+}
+
+/* send_lat's iteration i past its receive (recv: there was one, polled at
+ * t_recv with the hooks on): the gap, the stamp, the repost, the send and
+ * its CQE. */
+static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r, uint64_t i, bool recv,
+							       const char *side, enum lat_hooks how, bool watched,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p, uint64_t t_recv)
+{
+	const struct pt_loop *l = r->l;
+	uint64_t now;
+
+	/* with the hooks on, the receive CQE's poll time, just read, is the
+	 * stamp too (no gap between them): one clock read less per iteration */
+	if (how != LAT_OFF && recv && (p || __builtin_expect(l->opt.lat_gap_ns == 0, 1))) {
+		now = t_recv;
+	} else {
+		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
+			pt_lat_gap(l->opt.lat_gap_ns);
+		now = pt_now_ns();
+	}
+	/* the receive is reposted at the iteration's stamp, before its send:
+	 * the peer's next message can come only after that */
+	if (recv && lat_repost(r, now, i, how, watched, h, p))
+		return -1;
+	lat_stamp(r, i, now, p);
+	return post_one(r, i, now, side, how, watched, h, IBV_WR_SEND, p, NULL);
+}
+
+/* send_lat's iteration i: the receive (recv: one is due), the rest. */
+static inline __attribute__((always_inline)) int lat_send_iter(struct lat_run *r, uint64_t i, bool recv,
+							       const char *side, enum lat_hooks how, bool watched,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
+{
+	uint64_t t_recv = 0;
+	int rc;
+
+	if (!recv)
+		return lat_send_rest(r, i, false, side, how, watched, h, p, 0);
+	rc = recv_one(r, i, side, how, watched, h, &t_recv, p);
+	if (rc <= 0)
+		return rc;
+	if (how == LAT_HELD && rc == 2)   /* given back: the rest through the hooks */
+		return lat_send_rest(r, i, true, side, LAT_EVENTS, watched, h, p, t_recv);
+	return lat_send_rest(r, i, true, side, how, watched, h, p, t_recv);
+}
+
+/* send_lat's iteration i in the loop's copy: hooks off, or held or not. */
+static inline __attribute__((always_inline)) int lat_send_hooks(struct lat_run *r, uint64_t i, bool recv,
+								const char *side, bool hooks, bool watched,
+								struct pt_hook_pairs *h,
+								const struct lat_plain *p)
+{
+	if (!hooks)
+		return lat_send_iter(r, i, recv, side, LAT_OFF, watched, h, p);
+	if (lat_pairs_ready(r, h, i, 2, true) == LAT_HELD)
+		return lat_send_iter(r, i, recv, side, LAT_HELD, watched, h, p);
+	return lat_send_iter(r, i, recv, side, LAT_EVENTS, watched, h, p);
+}
+
+/* The same, watched or not (first: the loop's first iteration). */
+static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r, uint64_t i, bool recv,
+							       const char *side, bool hooks, bool first,
+							       struct pt_hook_pairs *h,
+							       const struct lat_plain *p)
+{
+	if (lat_watched(p, first))
+		return lat_send_hooks(r, i, recv, side, hooks, true, h, p);
+	return lat_send_hooks(r, i, recv, side, hooks, false, h, p);
+}
+
+static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
+							    enum lat_copy copy)
+{
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+							  (struct lat_plain){ 0 };
+	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
+	const struct pt_loop *l = r->l;
+	bool client = l->opt.is_client;
+	const char *side = client ? "client" : "server";
+	struct pt_hook_pairs h = { 0 };
+	uint64_t i;
+	int rc = 1;
+
+	/* the first iteration apart (watched): the client's first ping has no
+	 * pong before it, so the loop's iterations all receive (no test of
+	 * which per iteration), and none of them needs the fault-test stop */
+	i = 0;
+	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, &h, p)) > 0)
+		for (i = 1; more(r, i, p); i++)
+			if ((rc = lat_send_step(r, i, true, side, hooks, false, &h, p)) <= 0)
+				break;
+	/* the client's last ping comes back once more (no repost due) */
+	if (rc > 0 && client && !r->duration && !pt_interrupted) {
+		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
+		uint64_t t_recv = 0;
+
+		if (recv_one(r, i, side, how, true, &h, &t_recv, p) <= 0)
+			rc = -1;
+	}
+	return lat_out(r, rc, i, hooks, true, &h);
+}
+
+/* The copies of the loop (see enum lat_hooks and struct lat_plain); the
+ * plain one with the hooks off inline. */
+static __attribute__((noinline)) int lat_send_hooked_plain(struct lat_run *r)
+{
+	return lat_send_as(r, true, LAT_PLAIN);
+}
+
+static __attribute__((noinline)) int lat_send_hooked(struct lat_run *r)
+{
+	return lat_send_as(r, true, LAT_GENERAL);
+}
+
+static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
+{
+	return lat_send_as(r, false, LAT_GENERAL);
+}
+
+static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r)
+{
+	return lat_send_as(r, false, LAT_PLAIN_EVENTS);
+}
+
+static int lat_send(struct lat_run *r)
+{
+	enum lat_copy copy = pt_lat_copy_of(r, IBV_WR_SEND);
+
+	if (pt_hooks_on)   /* -e with the hooks: the general copy */
+		return copy == LAT_PLAIN ? lat_send_hooked_plain(r) : lat_send_hooked(r);
+	if (copy == LAT_PLAIN)
+		return lat_send_as(r, false, LAT_PLAIN);
+	return copy == LAT_PLAIN_EVENTS ? lat_send_plain_events(r) : lat_send_general(r);
+}
+
+int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)
+{
+	return lat_run(l, m, lat_send);
+}
