@@ -25,10 +25,14 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from benchlib import callgrind as cg
-from benchlib import lsfit
+from benchlib import cgdump, lsfit
 from benchlib.labctl import TOP, Lab, run_command, run_pair
 
 PROG = "bench/instructions"
+# A loop instruction that runs this often per WR is a wait's turn: the rest
+# of a loop runs once or twice per WR, a spinning wait tens to thousands of
+# times (the lab's slow link).
+HOT = 8.0
 TRACE = "ours --trace"
 
 
@@ -76,6 +80,14 @@ class Measured:
     # every provider function own code calls ("fn [object]"): its calls, its own callers
     provider_calls: dict[str, int] = field(default_factory=dict)
     provider_callers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # the loop's own instructions one by one (callgrind --dump-instr=yes;
+    # None for a file without them): its waits (cgdump.waits)
+    loop_instrs: Optional[list[cgdump.Instr]] = None
+
+    def wait_run(self) -> Optional[cgdump.WaitRun]:
+        if self.loop_instrs is None:
+            return None
+        return cgdump.WaitRun(self.n, self.loop_cg - self.loop_cg_report, self.loop_instrs)
 
 
 @dataclass
@@ -118,6 +130,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fit", action="store_true",
                    help="with --repeat K >= 2: fit Ir = a + b*n + c*turns over all 2K runs of "
                         "a build: b per WR with the poll turns apart, c per poll turn")
+    p.add_argument("--hot", type=float, default=HOT, metavar="X",
+                   help="a loop instruction run X times per WR or more is a wait's turn "
+                        f"(default {HOT:g}; the waits-at-one-pass table)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
     p.add_argument("--port", type=int, default=19300, help="first TCP port (default 19300)")
     p.add_argument("--keep", metavar="DIR", help="keep the callgrind files and logs in DIR")
@@ -193,13 +208,21 @@ def provider_calls(p: cg.Profile, own: Callable[[str], bool]) -> tuple[dict[str,
     return calls, {k: tuple(sorted(v)) for k, v in callers.items()}
 
 
-def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
+def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float,
+            instrs: Optional[list[cgdump.Instr]] = None) -> Measured:
+    """A run's figures from its listing (and, where the file has them, its
+    instructions one by one)."""
     own = cg.own_objects(p.target, own_dirs)
     busiest = cg.busiest_callee(p, own)
     outside = cg.called_only_from(p, PLUGIN_OUTSIDE)
     calls, callers = provider_calls(p, own)
     loop = cg.loop_code(p, own, n)
     in_loop = [f for f in p.funcs if (f.fn, f.obj) in loop and cg.classify(f.obj, own) == cg.OWN]
+    report_fns = {(f.fn, f.obj) for f in in_loop if is_report(f) and
+                  all(g.fn != f.fn or is_report(g) for g in in_loop)}
+    loop_instrs = None if instrs is None else [
+        i for i in instrs if (i.fn, i.obj) in loop and (i.fn, i.obj) not in report_fns and
+        cg.classify(i.obj, own) == cg.OWN]
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and is_report(f)),
@@ -216,7 +239,20 @@ def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float) -> M
                                    if cg.classify(obj, own) == cg.OWN})),
         provider_calls=calls, provider_callers=callers,
         loop_cg=sum(f.ir for f in in_loop),
-        loop_cg_report=sum(f.ir for f in in_loop if is_report(f)))
+        loop_cg_report=sum(f.ir for f in in_loop if is_report(f)),
+        loop_instrs=loop_instrs)
+
+
+def read_run(path: Path, n: int, own_dirs: Sequence[str], seconds: float) -> Measured:
+    """A kept callgrind file read: by function (callgrind_annotate) and, when
+    it has them, by instruction (a file from before --dump-instr has not)."""
+    try:
+        instrs: Optional[list[cgdump.Instr]] = cgdump.read(str(path))
+    except cgdump.NoInstrs:
+        instrs = None
+    except (OSError, cgdump.DumpError) as e:
+        raise cg.ParseError(f"{path}: {e}") from None
+    return measure(annotate(path), n, own_dirs, seconds, instrs)
 
 
 def is_report(f: cg.Func) -> bool:
@@ -258,6 +294,7 @@ def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, wor
     trace = [f"--trace={share / (tag + '.csv')}:quiet"] if b.trace else []
     server = [str(b.tool(args.tool)), *common]
     client = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--vgdb=no",
+              "--dump-instr=yes", "--compress-pos=no",
               str(b.tool(args.tool)), *common, *trace]
     t0 = time.monotonic()
     pair = run_pair(lab, tag, server, client, port, work, timeout=args.timeout)
@@ -267,7 +304,7 @@ def run_one(args: argparse.Namespace, lab: Lab, b: Build, n: int, port: int, wor
     if not complete(out):
         raise RuntimeError(f"the client exited 0 but {out} is missing or has no totals line "
                            f"after 60 s\n{pair.evidence(20)}")
-    m = measure(annotate(out), n, b.own_dirs, secs)
+    m = read_run(out, n, b.own_dirs, secs)
     if m.total <= 0:
         raise RuntimeError(f"{out}: no instructions counted")
     return m
@@ -495,6 +532,68 @@ def fit_notes(fits: Sequence[BuildFit]) -> str:
     return text
 
 
+# --- the waits at one pass (per-instruction counts) ---------------------------------------
+
+def build_waits(o: Outcome, n1: int, n2: int, per_wr: float) -> Optional[cgdump.Waits]:
+    """A build's waits over all its runs (--repeat K: every one), None when
+    its files hold no per-instruction counts."""
+    ms = [m for n in (n1, n2) for m in (o.every.get(n) or ([o.runs[n]] if n in o.runs else []))]
+    runs = [m.wait_run() for m in ms]
+    if not runs or any(r is None for r in runs) or o.failures:
+        return None
+    return cgdump.waits([r for r in runs if r is not None], per_wr)
+
+
+def waits_table(outs: Sequence[Outcome], n1: int, n2: int, per_wr: float) -> str:
+    """Each build's loop (by call graph, report code out) with its waits at
+    one pass per WR: its instructions that ran per_wr times a WR or more are
+    the waits' turns; the rest of the loop is fitted on their Ir."""
+    ws: list[tuple[Outcome, cgdump.Waits]] = []
+    for o in outs:
+        w = build_waits(o, n1, n2, per_wr)
+        if w is not None:
+            ws.append((o, w))
+    if not ws:
+        return ""
+    ours = ws[0][1] if ws[0][0] is outs[0] else None
+    others = [(o, w) for o, w in ws if w is not ours and not o.build.trace]
+    head = [f"waits at one pass (>= {per_wr:g} runs/WR)"] + [o.build.name for o, _ in ws]
+    head += [f"ours/{o.build.name}" for o, _ in others] if ours else []
+
+    def line(label: str, cell: Callable[[cgdump.Waits], str],
+             value: Optional[Callable[[cgdump.Waits], Optional[float]]] = None) -> list[str]:
+        row = [label] + [cell(w) for _, w in ws]
+        if ours:
+            row += [ratio(value(ours), value(w)) if value else "" for _, w in others]
+        return row
+
+    def star(w: cgdump.Waits) -> str:
+        return "" if w.fit else "*"
+
+    lines = [head,
+             line("wait instructions", lambda w: str(len(w.hot))),
+             line("wait turns per WR (busiest)", lambda w: "-" if not w.hot else
+                  f"{min(t / n for t, n in zip(w.turns, w.ns)):.0f}-"
+                  f"{max(t / n for t, n in zip(w.turns, w.ns)):.0f}"),
+             line("loop without the waits, b/WR", lambda w: fmt(w.b, False) + star(w),
+                  lambda w: w.b),
+             line("  per wait Ir (checks), c", lambda w: f"{float(w.fit.c):.3f}" if w.fit
+                  else "-"),
+             line("  resid", lambda w: f"{w.fit.residual:,.0f}" if w.fit else "-"),
+             line("loop, waits at one pass, /WR", lambda w: fmt(w.one_pass, False) + star(w),
+                  lambda w: w.one_pass)]
+    text = layout(lines)
+    text += ("b: the loop's own instructions per WR without its waits (fit rest = a + b*n + "
+             "c*spin over the runs, spin: the wait instructions' Ir); one pass: b plus each "
+             "wait instruction once\n")
+    for o, w in ws:
+        text += (f"  {o.build.name}: runs (n, wait Ir, rest Ir): "
+                 + "; ".join(f"{n} {sp:,} {r:,}" for n, sp, r in zip(w.ns, w.spin, w.rest)) + "\n")
+        if w.why_not:
+            text += f"    no fit: {w.why_not}; * = two-length difference of the least spin\n"
+    return text
+
+
 def best_of(args: argparse.Namespace, lab: Lab, o: Outcome, n: int, port: int, work: Path,
             share: Path) -> Measured:
     """--repeat K: K runs, the one with the fewest instructions kept, as TAG.cg."""
@@ -521,6 +620,8 @@ def main(argv: Sequence[str]) -> int:
                              f"(builds: {', '.join(b.name for b in bs)})")
         if args.repeat < 1:
             raise SetupError(f"--repeat {args.repeat}: give 1 or more")
+        if not args.hot >= 2:            # NaN too: code run once or twice per WR is not a wait
+            raise SetupError(f"--hot {args.hot:g}: give 2 or more (runs per WR)")
         if args.fit and args.repeat < 2:
             raise SetupError(f"--fit needs --repeat K with K >= 2 (got {args.repeat}): "
                              "three parameters over 2K runs, the turns varying between them")
@@ -535,9 +636,9 @@ def main(argv: Sequence[str]) -> int:
             for n in (n1, n2):
                 try:
                     path = Path(args.reread) / f"{tag_of(o.build, n)}.cg"
-                    o.runs[n] = measure(annotate(path), n, o.build.own_dirs, 0)
+                    o.runs[n] = read_run(path, n, o.build.own_dirs, 0)
                     if args.fit:
-                        o.every[n] = [measure(annotate(path.with_name(f"{path.stem}-r{k}.cg")),
+                        o.every[n] = [read_run(path.with_name(f"{path.stem}-r{k}.cg"),
                                               n, o.build.own_dirs, 0)
                                       for k in range(args.repeat)]
                         o.totals[n] = [m.total for m in o.every[n]]
@@ -547,6 +648,7 @@ def main(argv: Sequence[str]) -> int:
         print(table(outs, n1, n2), end="")
         if args.fit:
             print(fit_table(outs, n1, n2), end="")
+        print(waits_table(outs, n1, n2, args.hot), end="")
         print("runs:\n" + notes(outs, n1, n2), end="")
         return 1 if any(o.failures for o in outs) else 0
     lab_share = lab.share()
@@ -585,5 +687,6 @@ def main(argv: Sequence[str]) -> int:
     print(table(outs, n1, n2), end="")
     if args.fit:
         print(fit_table(outs, n1, n2), end="")
+    print(waits_table(outs, n1, n2, args.hot), end="")
     print("runs:\n" + notes(outs, n1, n2), end="")
     return 1 if any(o.failures for o in outs) else 0
