@@ -29,9 +29,9 @@ void lat_loop_ir_rows(const char *self, uint64_t iters);
 int lat_report_main(const char *n);
 void lat_report_ir_row(const char *self, size_t n);
 
-/* --lat-own KIND new|old spin|events N: run_lat.c's loop KIND (send, read)
+/* --lat-own KIND new|old spin|events N: run_lat.c's loop KIND (send, write, read, atomic)
  * once, hooks off, on either post API, spinning or with -e; --lat-floor
- * spin|spin-old|send|events|watched N: the floor loops (lat_floor.c) once. lat_own_rows: the own
+ * spin|spin-old|write|send|events|watched N: the floor loops (lat_floor.c) once. lat_own_rows: the own
  * code per WR of both, by callgrind at iters and 2 x iters iterations, the
  * fake device, libibverbs and libc apart. */
 int lat_own_main(const char *kind, const char *api, const char *wait, const char *iters);
@@ -52,6 +52,8 @@ struct floor_wr {
 };
 int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
 		    const struct floor_wr *w);
+int floor_write_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
+		     const struct floor_wr *w, uint8_t *payload_last, const volatile uint8_t *peer_last);
 int floor_read_spin_old(struct ibv_qp *qp, struct ibv_cq *cq, uint64_t *stamps, uint64_t iters,
 			const struct floor_wr *w);
 int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_qp *qp, struct ibv_cq *scq, struct ibv_cq *rcq,

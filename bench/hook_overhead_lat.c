@@ -405,9 +405,9 @@ int lat_own_main(const char *kind, const char *api, const char *wait, const char
 
 	while (k < LAT_KINDS && strcmp(kinds[k].name, kind))
 		k++;
-	if (k == LAT_KINDS || k == LAT_WRITE || iters < 100 || (!new_api && strcmp(api, "old")) ||
+	if (k == LAT_KINDS || (k == LAT_WRITE && events) || iters < 100 || (!new_api && strcmp(api, "old")) ||
 	    (!events && strcmp(wait, "spin"))) {
-		fprintf(stderr, "usage: hook-overhead --lat-own send|read|atomic new|old spin|events N>=100\n");
+		fprintf(stderr, "usage: hook-overhead --lat-own send|write|read|atomic new|old spin|events N>=100 (write: spin only)\n");
 		return 2;
 	}
 	if (pt_clock_init())
@@ -426,21 +426,22 @@ int lat_floor_main(const char *wait, const char *iters_s)
 	const bool watched = !strcmp(wait, "watched");
 	const bool events = watched || send_events || !strcmp(wait, "events");
 	const bool old_api = !strcmp(wait, "spin-old"), send = send_events || !strcmp(wait, "send");
+	const bool write = !strcmp(wait, "write");
 	struct ibv_sge rsge = { .length = LAT_SIZE };
 	struct ibv_recv_wr recv = { .wr_id = 9, .sg_list = &rsge, .num_sge = 1 }, *bad_recv;
 	struct floor_wr w = { .rkey = 1, .lkey = 2, .len = LAT_SIZE, .raddr = 0x10000 };
 	struct pt_loop l;
 	int rc;
 
-	if (iters < 100 || (!events && !old_api && !send && strcmp(wait, "spin"))) {
-		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|send|send-events|"
+	if (iters < 100 || (!events && !old_api && !send && !write && strcmp(wait, "spin"))) {
+		fprintf(stderr, "usage: hook-overhead --lat-floor spin|spin-old|write|send|send-events|"
 			"send-watched|events|watched N>=100\n");
 		return 2;
 	}
 	stamps = calloc(iters, sizeof(*stamps));
 	if (!stamps)
 		return 1;
-	nic_init(&nic, &l, send ? LAT_SEND : LAT_READ, iters, true, events);
+	nic_init(&nic, &l, send ? LAT_SEND : write ? LAT_WRITE : LAT_READ, iters, true, events);
 	for (unsigned k = 0; send && k < 2; k++)   /* a pong's receive, and the next one's */
 		if (nic_post_recv(&nic.qp, &recv, &bad_recv))
 			return 1;
@@ -453,6 +454,9 @@ int lat_floor_main(const char *wait, const char *iters_s)
 			&recv);
 	else if (watched)
 		rc = floor_read_events_watched(&nic.qx, &nic.send_cq, &nic.channel, stamps, iters, &w);
+	else if (write)
+		rc = floor_write_spin(&nic.qx, &nic.send_cq, stamps, iters, &w,
+				      &nic.q.send_buf[LAT_SIZE - 1], &nic.q.recv_buf[LAT_SIZE - 1]);
 	else if (send)
 		rc = floor_send_spin(&nic.qx, &nic.qp, &nic.send_cq, &nic.recv_cq, stamps, iters, &w,
 				     &recv);
@@ -501,6 +505,8 @@ void lat_own_rows(const char *self, uint64_t iters)
 		  "--lat-own read new events %llu", 1 },
 		{ "run_lat.c's read loop, old post API, -e", "pt_run_lat_read",
 		  "--lat-own read old events %llu", 1 },
+		{ "run_lat.c's write loop, new post API, spinning (waits at one pass)",
+		  "pt_run_lat_write", "--lat-own write new spin %llu", 1 },
 		{ "run_lat.c's atomic loop (fetch-and-add), new post API, spinning", "pt_run_lat_read",
 		  "--lat-own atomic new spin %llu", 1 },
 		{ "run_lat.c's atomic loop (fetch-and-add), new post API, -e", "pt_run_lat_read",
@@ -513,6 +519,8 @@ void lat_own_rows(const char *self, uint64_t iters)
 		  "--lat-floor spin %llu", 1 },
 		{ "floor: the same, old post API (one ibv_post_send)", "floor_read_spin_old",
 		  "--lat-floor spin-old %llu", 1 },
+		{ "floor: a bare write_lat client, new post API", "floor_write_spin",
+		  "--lat-floor write %llu", 1 },
 		{ "floor: a bare send_lat client, new post API (per iteration)", "floor_send_spin",
 		  "--lat-floor send %llu", 1 },
 		{ "floor: a bare send_lat client, -e (per iteration)", "floor_send_events",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/hook-overhead's floor rows: the least own code that one iteration
- * of a READ or send_lat latency loop on rdma-core's post APIs can run,
+ * of a READ, write_lat or send_lat latency loop on rdma-core's post APIs can run,
  * spinning and with -e. Each loop stamps the iteration with a bare rdtsc (no conversion),
  * builds its WR with the four ibv_wr_* calls (wr_id and flags set once),
  * waits for its CQE and checks its status; nothing else: no stop rule, no
@@ -44,6 +44,31 @@ __attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_c
 		stamps[i] = floor_stamp();
 		ibv_wr_start(qx);
 		ibv_wr_rdma_read(qx, w->rkey, w->raddr);
+		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
+		if (ibv_wr_complete(qx))
+			return -1;
+		if (floor_wait(poll_fn, cq))
+			return -1;
+	}
+	return 0;
+}
+
+/* write_lat's client: wait for the peer's count in the last byte of our
+ * region, put ours in the last payload byte, stamp, write, wait for the CQE. */
+__attribute__((noinline)) int floor_write_spin(struct ibv_qp_ex *qx, struct ibv_cq *cq,
+					       uint64_t *stamps, uint64_t iters,
+					       const struct floor_wr *w, uint8_t *payload_last,
+					       const volatile uint8_t *peer_last)
+{
+	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		while (*peer_last != (uint8_t)(i + 1))
+			;
+		*payload_last = (uint8_t)(i + 1);
+		stamps[i] = floor_stamp();
+		ibv_wr_start(qx);
+		ibv_wr_rdma_write(qx, w->rkey, w->raddr);
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx))
 			return -1;

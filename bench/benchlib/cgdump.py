@@ -23,8 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from benchlib import lsfit
-
 Addr = tuple[Optional[str], int]         # (object, address)
 
 
@@ -160,19 +158,24 @@ class WaitRun:
 @dataclass
 class Waits:
     """A build's loop with its waits at one pass per WR (bench/README.md,
-    "Waits at one pass"). The wait instructions are the union over the
-    runs of each run's hot ones; a run's spin is their Ir, the rest of its
-    loop is fitted as rest = a + b*n + c*spin (c: the share of the wait
-    that does not run every turn, the stop rules' checks), or, where the
-    spin does not vary apart from n, taken as the two-length difference of
-    the runs with the least spin (why_not says why)."""
+    "Waits at one pass"), over all its runs:
+    - hot: the wait instructions, the union over the runs of each run's hot
+      ones (the same rule for every run); spin: their Ir per run;
+    - varying: the loop's other instructions whose count differs between
+      runs of the same length: code that runs with the waits but not every
+      turn (the stop rules' checks, the way out of an inline poll into the
+      long wait); checks: their Ir per run;
+    - the rest runs the same number of times in every run of a length: the
+      work of a WR, b per WR (its two-length difference), exact.
+    With one run per length nothing can be told apart but the hot ones: b is
+    then the two-length difference of the loop without them (why_not)."""
     hot: set[Addr]
     ns: list[int]
-    spin: list[int]           # per run: Ir of the wait instructions
-    rest: list[int]           # per run: the loop's Ir without them
+    spin: list[int]
     turns: list[int]          # per run: the busiest wait instruction's count
-    fit: Optional[lsfit.Fit]
-    b: Optional[float]        # the loop per WR without the waits
+    varying: set[Addr]
+    checks: list[int]
+    b: Optional[float]
     why_not: str = ""
 
     @property
@@ -185,27 +188,29 @@ def waits(runs: Sequence[WaitRun], per_wr: float) -> Waits:
     hot_set: set[Addr] = set()
     for r in runs:
         hot_set |= hot(r.instrs, r.n, per_wr)
-    spin = [sum(i.ir for i in r.instrs if (i.obj, i.addr) in hot_set) for r in runs]
-    turns = [max((i.ir for i in r.instrs if (i.obj, i.addr) in hot_set), default=0)
-             for r in runs]
-    rest = [r.loop - s for r, s in zip(runs, spin)]
+    counts = [{(i.obj, i.addr): i.ir for i in r.instrs} for r in runs]
+    spin = [sum(c.get(a, 0) for a in hot_set) for c in counts]
+    turns = [max((c.get(a, 0) for a in hot_set), default=0) for c in counts]
     ns = [r.n for r in runs]
-    w = Waits(hot_set, ns, spin, rest, turns, None, None)
-    try:
-        w.fit = lsfit.fit(ns, spin, rest)
-        w.b = float(w.fit.b)
+    lengths = sorted(set(ns))
+    w = Waits(hot_set, ns, spin, turns, set(), [0] * len(runs), None)
+    if len(lengths) != 2:
+        w.why_not = f"the runs have {len(lengths)} lengths, not 2"
         return w
-    except lsfit.Collinear as e:
-        w.why_not = (f"no loop instruction ran {per_wr:g} times a WR or more" if not hot_set
-                     else str(e))
-    # the two lengths, each by its run with the least spin
-    least: dict[int, int] = {}
-    for k, n in enumerate(ns):
-        if n not in least or spin[k] < spin[least[n]]:
-            least[n] = k
-    if len(least) == 2:
-        (n1, k1), (n2, k2) = sorted(least.items())
-        w.b = (rest[k2] - rest[k1]) / (n2 - n1)
-    else:
-        w.why_not += "; the runs do not have two lengths"
+    by_len = {n: [k for k, m in enumerate(ns) if m == n] for n in lengths}
+    addrs = set().union(*counts) - hot_set
+    if all(len(ks) >= 2 for ks in by_len.values()):
+        w.varying = {a for a in addrs
+                     if any(len({counts[k].get(a, 0) for k in ks}) > 1 for ks in by_len.values())}
+        w.checks = [sum(c.get(a, 0) for a in w.varying) for c in counts]
+        fixed = addrs - w.varying
+        k1, k2 = by_len[lengths[0]][0], by_len[lengths[1]][0]
+        w.b = sum(counts[k2].get(a, 0) - counts[k1].get(a, 0) for a in fixed) / \
+            (lengths[1] - lengths[0])
+        return w
+    # one run of a length: the loop less its waits, by the runs with the least spin
+    w.why_not = "one run of a length (--repeat K >= 2 tells the checks apart)"
+    k1, k2 = (min(ks, key=lambda k: spin[k]) for ks in by_len.values())
+    rest = [r.loop - sp for r, sp in zip(runs, spin)]
+    w.b = (rest[k2] - rest[k1]) / (lengths[1] - lengths[0])
     return w

@@ -547,7 +547,8 @@ def build_waits(o: Outcome, n1: int, n2: int, per_wr: float) -> Optional[cgdump.
 def waits_table(outs: Sequence[Outcome], n1: int, n2: int, per_wr: float) -> str:
     """Each build's loop (by call graph, report code out) with its waits at
     one pass per WR: its instructions that ran per_wr times a WR or more are
-    the waits' turns; the rest of the loop is fitted on their Ir."""
+    the waits' turns, those whose count varies between runs of a length
+    their checks, the rest the work of a WR (cgdump.Waits)."""
     ws: list[tuple[Outcome, cgdump.Waits]] = []
     for o in outs:
         w = build_waits(o, n1, n2, per_wr)
@@ -568,29 +569,34 @@ def waits_table(outs: Sequence[Outcome], n1: int, n2: int, per_wr: float) -> str
         return row
 
     def star(w: cgdump.Waits) -> str:
-        return "" if w.fit else "*"
+        return "*" if w.why_not else ""
+
+    def span(xs: Sequence[float]) -> str:
+        return f"{min(xs):.1f}-{max(xs):.1f}"
 
     lines = [head,
              line("wait instructions", lambda w: str(len(w.hot))),
              line("wait turns per WR (busiest)", lambda w: "-" if not w.hot else
-                  f"{min(t / n for t, n in zip(w.turns, w.ns)):.0f}-"
-                  f"{max(t / n for t, n in zip(w.turns, w.ns)):.0f}"),
+                  span([t / n for t, n in zip(w.turns, w.ns)])),
+             line("checks: instructions", lambda w: "-" if w.why_not else str(len(w.varying))),
+             line("checks: Ir per WR", lambda w: "-" if w.why_not else
+                  span([c / n for c, n in zip(w.checks, w.ns)])),
              line("loop without the waits, b/WR", lambda w: fmt(w.b, False) + star(w),
                   lambda w: w.b),
-             line("  per wait Ir (checks), c", lambda w: f"{float(w.fit.c):.3f}" if w.fit
-                  else "-"),
-             line("  resid", lambda w: f"{w.fit.residual:,.0f}" if w.fit else "-"),
              line("loop, waits at one pass, /WR", lambda w: fmt(w.one_pass, False) + star(w),
                   lambda w: w.one_pass)]
     text = layout(lines)
-    text += ("b: the loop's own instructions per WR without its waits (fit rest = a + b*n + "
-             "c*spin over the runs, spin: the wait instructions' Ir); one pass: b plus each "
-             "wait instruction once\n")
+    text += ("wait instructions: the loop's, run >= X times a WR in a run; checks: its others "
+             "whose count differs between runs of one length (they run with the waits, not "
+             "every turn: the stop rules' looks); b: the rest, the same in every run of a "
+             "length, per WR; one pass: b plus each wait instruction once\n")
     for o, w in ws:
-        text += (f"  {o.build.name}: runs (n, wait Ir, rest Ir): "
-                 + "; ".join(f"{n} {sp:,} {r:,}" for n, sp, r in zip(w.ns, w.spin, w.rest)) + "\n")
+        text += (f"  {o.build.name}: runs (n, wait Ir, checks Ir): "
+                 + "; ".join(f"{n} {sp:,} {c:,}" for n, sp, c in zip(w.ns, w.spin, w.checks))
+                 + "\n")
         if w.why_not:
-            text += f"    no fit: {w.why_not}; * = two-length difference of the least spin\n"
+            text += (f"    {w.why_not}; * = two-length difference of the loop less its waits, "
+                     "the runs with the least spin\n")
     return text
 
 
@@ -637,7 +643,7 @@ def main(argv: Sequence[str]) -> int:
                 try:
                     path = Path(args.reread) / f"{tag_of(o.build, n)}.cg"
                     o.runs[n] = read_run(path, n, o.build.own_dirs, 0)
-                    if args.fit:
+                    if args.repeat > 1:     # every run: the fit, the waits' checks
                         o.every[n] = [read_run(path.with_name(f"{path.stem}-r{k}.cg"),
                                               n, o.build.own_dirs, 0)
                                       for k in range(args.repeat)]

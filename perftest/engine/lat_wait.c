@@ -195,7 +195,7 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 }
 
 /* write_lat: wait until the peer's count (the last byte it wrote into our
- * region) reaches want. */
+ * region) reaches want; the loop looked once already (lat_write_iter). */
 int pt_lat_wait_byte(struct lat_run *r, uint8_t want)
 {
 	volatile uint8_t *last = r->l->res->qps[0].recv_buf + r->l->run->size - 1;
@@ -205,7 +205,7 @@ int pt_lat_wait_byte(struct lat_run *r, uint8_t want)
 	while (*last != want) {
 		uint64_t now;
 
-		if (++spins % LAT_SPINS_PER_CHECK)
+		if (++spins % LAT_BYTE_SPINS_PER_CHECK)
 			continue;
 		now = pt_now_ns();
 		if (!lat_waiting(r, now, "write from the peer"))

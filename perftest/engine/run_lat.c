@@ -75,14 +75,19 @@ static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *
 								bool hooks, bool first,
 								struct pt_hook_pairs *h,
 								const struct lat_plain *p,
-								uint8_t *payload_last)
+								uint8_t *payload_last,
+								const volatile uint8_t *peer_last,
+								const char *side)
 {
+	const uint8_t want = (uint8_t)(i + client);
 	int rc;
 
-	if ((client || i > 0) && (rc = pt_lat_wait_byte(r, (uint8_t)(client ? i + 1 : i))) <= 0)
+	/* only the server's first write waits for nothing (first: i == 0); a
+	 * count already there costs no call */
+	if ((client || !first) && *peer_last != want && (rc = pt_lat_wait_byte(r, want)) <= 0)
 		return rc;
 	*payload_last = (uint8_t)(i + 1);
-	return lat_post_iter_as(r, i, client ? "client" : "server", hooks, first, h, p,
+	return lat_post_iter_as(r, i, side, hooks, first, h, p,
 				IBV_WR_RDMA_WRITE, NULL);
 }
 
@@ -94,16 +99,21 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
+	const char *side = client ? "client" : "server";
 	uint8_t *payload_last = l->res->qps[0].send_buf + l->run->size - 1;
+	/* where the peer's write ends: the byte its count is in */
+	const volatile uint8_t *peer_last = l->res->qps[0].recv_buf + l->run->size - 1;
 	struct pt_hook_pairs h = { 0 };
 	uint64_t i;
 	int rc = 1;
 
 	/* the first iteration apart (watched: lat_watched) */
 	i = 0;
-	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last)) > 0)
+	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last,
+							  peer_last, side)) > 0)
 		for (i = 1; more(r, i, p); i++)
-			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last)) <= 0)
+			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last,
+						   peer_last, side)) <= 0)
 				break;
 	/* the server's last write is answered once more */
 	if (rc > 0 && !client && !r->duration && !pt_interrupted && pt_lat_wait_byte(r, (uint8_t)i) <= 0)

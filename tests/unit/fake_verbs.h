@@ -82,6 +82,7 @@ struct fake {
 	bool arrive;                /* a posted receive completes at once (a sender) */
 	bool echo;                  /* each send brings the peer's answer */
 	bool echo_write;            /* write_lat's peer: answers our count + 1 in our region */
+	uint64_t echo_write_until;  /* with echo_write: answers this many writes only; 0: all */
 	bool per_iteration;         /* latency: every WR is number 0 of its QP */
 	bool imm_in;                /* the peer's messages carry immediate data */
 	uint64_t fail_sig;          /* this signaled WR (1-based) fails; 0: none */
@@ -256,7 +257,8 @@ static inline void accept_wr(struct fake *f, int i, const struct fake_wr *w,
 	}
 	if (f->echo)
 		deliver(f, i);
-	if (f->echo_write && w->op == IBV_WR_RDMA_WRITE) {
+	if (f->echo_write && w->op == IBV_WR_RDMA_WRITE &&
+	    (!f->echo_write_until || f->sends <= f->echo_write_until)) {
 		uint8_t count = *(const uint8_t *)(uintptr_t)(w->addr + w->len - 1);
 
 		assert_int_equal(count, (uint8_t)f->sends);   /* iteration i writes i + 1 */

@@ -153,15 +153,17 @@ RUNS = [(1000, 120_000), (1000, 190_000), (1000, 131_000),
 
 @case
 def waits_recovered():
-    """the wait instructions found, b = the loop per WR without them, within
-    the checks' rounding; one pass = b + each wait instruction once"""
+    """the wait instructions found by their count per WR, the checks by a count
+    that differs between runs of one length; b = the rest per WR, exactly;
+    one pass = b + each wait instruction once"""
     w = cgdump.waits([loop_run(n, t) for n, t in RUNS], 8)
     eq(len(w.hot), 9)
     eq(sorted(a for _, a in w.hot)[:1], [0x2000])
-    eq(w.fit is not None, True, w.why_not)
-    eq(abs(w.b - B) < 0.5, True, w.b)
-    eq(abs(float(w.fit.c) - CHECK / 64 * 1.5 / 7.5) < 0.01, True, float(w.fit.c))
-    eq(w.one_pass, w.b + 9)
+    eq(w.why_not, "")
+    eq(sorted(a for _, a in w.varying), [0x4000 + k for k in range(CHECK)])
+    eq(w.b, float(B))
+    eq(w.one_pass, B + 9.0)
+    eq(w.checks[0], (120_000 + 60_000) // 64 * CHECK)
     eq(w.turns[:2], [120_000, 190_000])
     eq(w.ns, [n for n, _ in RUNS])
 
@@ -180,18 +182,18 @@ def waits_union_of_runs():
 
 @case
 def waits_without_a_fit():
-    """two runs (no --repeat), or no wait at all: the two-length difference
-    of the least-spin runs, and why"""
+    """one run a length (no --repeat): the two-length difference of the loop
+    less its waits, and why; no wait at all: b exact; one length: no b"""
     w = cgdump.waits([loop_run(1000, 120_000), loop_run(2000, 250_000)], 8)
-    eq(w.fit, None)
-    eq("3 or more" in w.why_not, True, w.why_not)
+    eq("one run of a length" in w.why_not, True, w.why_not)
     checks = ((250_000 + 125_000) // 64 - (120_000 + 60_000) // 64) * CHECK
     eq(w.b, (B * 1000 + checks) / 1000)
-    calm = [cgdump.WaitRun(n, 58 * n + 115, [cgdump.Instr("l", EXE, 0x10, n)]) for n in
-            (1000, 1000, 2000, 2000)]
+    calm = [cgdump.WaitRun(n, 58 * n + 115, [cgdump.Instr("l", EXE, 0x10 + k, n) for k in range(58)]
+                           + [cgdump.Instr("l", EXE, 0x100, 115)]) for n in (1000, 1000, 2000, 2000)]
     w = cgdump.waits(calm, 8)
-    eq((w.hot, w.b, w.one_pass), (set(), 58.0, 58.0))
-    eq("ran 8 times a WR" in w.why_not, True, w.why_not)
+    eq((w.hot, w.varying, w.b, w.one_pass, w.why_not), (set(), set(), 58.0, 58.0, ""))
+    w = cgdump.waits([loop_run(1000, 120_000), loop_run(1000, 130_000)], 8)
+    eq((w.b, "1 lengths" in w.why_not), (None, True), w.why_not)
 
 
 def measured(run):
@@ -225,8 +227,8 @@ def table_of_waits():
     eq(one[1], "70.0")
     eq(abs(float(one[0]) - (B + 9)) < 0.5, True, one)
     eq(one[2], f"{float(one[0]) / 70:.2f}")
-    eq(rows["resid"][1], "0")
-    eq("no fit" in text, False, text)
+    eq(rows["checks: instructions"], [str(CHECK), "0"])
+    eq("one run of a length" in text, False, text)
     eq(instructions.waits_table([instructions.Outcome(ours.build)], 1000, 2000, 8), "")
 
 

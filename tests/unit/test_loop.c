@@ -929,6 +929,46 @@ static void test_lat_read_slow_paths(void **state)
 	}
 }
 
+/* write_lat's waits for the peer's count, on both copies of the loop: the
+ * peer answers 20 writes and then nothing; the 21st write's answer is
+ * waited for out of line, and the stall rule ends the run (its time counted
+ * from the last stamp), or the peer's going away does, said with the
+ * iteration under way. */
+static void test_lat_write_slow_paths(void **state)
+{
+	(void)state;
+	for (int qpx = 0; qpx < 2; qpx++) {
+		struct pt_loop l;
+		struct pt_lat_meas m;
+		struct fake *f = fake_new_lat(&l, IBV_WR_RDMA_WRITE, 100, qpx);
+		char err[2048];
+
+		f->echo_write = true;
+		f->echo_write_until = 20;
+		f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
+		l.opt.stall_ns = 200000000ull;
+		assert_int_equal(with_stderr(err, sizeof(err), lat_write, &l, &m), -1);
+		assert_int_equal(m.n, 21);                   /* the 21st write was answered */
+		assert_int_equal(f->sends, 21);
+		assert_non_null(strstr(err, "No write from the peer for"));
+		assert_true(pt_now_ns() - m.stamps[20] >= l.opt.stall_ns);
+		pt_lat_meas_free(&m);
+		fake_free(f);
+
+		f = fake_new_lat(&l, IBV_WR_RDMA_WRITE, 100, qpx);
+		f->echo_write = true;
+		f->echo_write_until = 30;
+		f->qps[0].recv_buf[f->run.size - 1] = 1;
+		f->closed = 1;
+		assert_int_equal(with_stderr(err, sizeof(err), lat_write, &l, &m), -1);
+		assert_int_equal(m.n, 31);
+		assert_non_null(strstr(err, "went away during the run"));
+		assert_non_null(strstr(err, ": 30 of 100 iterations done"));   /* 31st under way */
+		pt_lat_meas_free(&m);
+		fake_free(f);
+	}
+}
+
 /* The hooks fire from the narrow loop: one post event per WR (post_one
  * for the plain ones), one completion per CQE. */
 struct hook_counts {
@@ -1057,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(test_bw_bidir),
 		cmocka_unit_test(test_lat_send_pingpong),
 		cmocka_unit_test(test_lat_write_pingpong),
+		cmocka_unit_test(test_lat_write_slow_paths),
 		cmocka_unit_test(test_lat_imm_pingpong),
 		cmocka_unit_test(test_lat_read_error),
 		cmocka_unit_test(test_lat_interrupted),
