@@ -43,11 +43,12 @@ static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
  * for every WR of the run, and QP 0's post count, set once (the builder
  * reads them, nothing of the run writes them again: lat_post_send). */
 static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struct lat_run *r,
-									   bool events)
+									   bool events, bool hooks)
 {
 	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
 
 	r->lazy = true;
+	r->raw = !hooks;   /* nothing but the stamps takes its times: lat_now */
 	r->res->qps[0].posted = 1;   /* what every post sets (lat_post_send); nothing reads it before */
 	if (qx) {
 		qx->wr_id = r->wrs.send.wr_id;
@@ -106,6 +107,16 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
  * stop; a plain copy's iterations past its first are not watched while no
  * tracer raised a per-WR probe's semaphore (one load per iteration). */
 enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
+
+/* The iteration's time: raw in a hooks-off plain copy, where it goes into
+ * the stamps only (post_one's probes read the clock themselves), converted
+ * by the report (pt_lat_meas_ns); nanoseconds where hooks or the general
+ * copy's rules read it. */
+static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_plain *p,
+							    enum lat_hooks how)
+{
+	return p && how == LAT_OFF ? pt_now_raw() : pt_now_ns();
+}
 
 /* -e in a plain copy, the steady state inline: the CQ armed since its
  * last poll, one sleep, its event, the arming for the next CQE and one
@@ -311,6 +322,7 @@ static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int 
 		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
 	if (rc > 0 && pt_interrupted)   /* the bound ended the loop (more) */
 		rc = pt_lat_wait_ended(r, pt_now_ns());
+	r->m->raw = r->raw;   /* on every way out: what was stamped is kept */
 	return rc < 0 ? -1 : pt_lat_end(r);
 }
 

@@ -35,6 +35,8 @@ struct lat_run {
 	struct ibv_cq *cq[2];       /* QP 0's send (0) and receive (1) CQ */
 	int fast_op;                /* the opcode lat_post_send builds inline, or -1 */
 	bool lazy;                  /* a plain copy runs: i and last_progress follow m->n (lat_sync) */
+	bool raw;                   /* a hooks-off plain copy runs: m->stamps hold pt_now_raw()
+				     * times (m->raw once the loop ends: pt_lat_meas_ns) */
 };
 
 /* A loop's copy for the plain case: a run of known length into the stamps
@@ -56,12 +58,14 @@ struct lat_plain {
 	bool events;   /* a constant in each copy */
 };
 
-/* Empty polls between two looks at the stop rules when spinning. */
-#define LAT_SPINS_PER_CHECK 64u
-/* write_lat's looks at its byte between two looks at the stop rules. A
- * look is ~6 instructions, a poll ~40 (a call into the provider), a look
- * at the rules ~80 with a clock read: ~3 % of the turns at 64 polls, ~1 %
- * at 1024 looks (at 64 they cost more than the loop's own work per WR). */
+/* Empty polls between two looks at the stop rules when spinning, and
+ * write_lat's looks at its byte. A poll is ~40 instructions (a call into
+ * the provider), a look at the byte ~6, a look at the rules ~80 with a
+ * clock read: ~1 % of the spin either way (bench/instructions measured
+ * 64 and 64: the looks at the rules cost more than the loop's own work per
+ * WR). A look every few microseconds still ends a run within a hair of
+ * its duration, and a stall long before its timeout. */
+#define LAT_SPINS_PER_CHECK 256u
 #define LAT_BYTE_SPINS_PER_CHECK 1024u
 
 /* -e: events taken are acked this many at a time (pt_lat_ack). */
@@ -97,7 +101,7 @@ static inline void lat_sync(struct lat_run *r)
 
 	if (r->lazy && k) {
 		r->i = k - 1;
-		r->last_progress = r->m->stamps[k - 1];
+		r->last_progress = r->raw ? pt_raw_to_ns(r->m->stamps[k - 1]) : r->m->stamps[k - 1];
 	}
 }
 

@@ -87,6 +87,15 @@ enum lat_copy pt_lat_copy_of(const struct lat_run *r, enum ibv_wr_opcode op)
 	return r->events ? LAT_PLAIN_EVENTS : LAT_PLAIN;
 }
 
+void pt_lat_meas_ns(struct pt_lat_meas *m)
+{
+	if (!m->raw)
+		return;
+	for (uint64_t k = 0; k < m->n; k++)
+		m->stamps[k] = pt_raw_to_ns(m->stamps[k]);
+	m->raw = false;
+}
+
 int pt_lat_end(struct lat_run *r)
 {
 	if (r->duration)

@@ -199,7 +199,12 @@ struct pt_lat_meas {
 	uint64_t iters;             /* duration mode: round trips inside the window */
 	uint64_t elapsed_ns;        /* duration mode: the window */
 	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
+	bool raw;                   /* stamps are pt_now_raw() times (a plain copy kept the
+	                             * conversion out of its loop): pt_lat_meas_ns first */
 };
+/* The stamps in nanoseconds (exactly what pt_now_ns() read then), when
+ * they are raw; nothing otherwise. Before anything reads them. */
+void pt_lat_meas_ns(struct pt_lat_meas *m);
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m);
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m);
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m);

@@ -37,7 +37,7 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		now = pt_now_ns();
+		now = lat_now(p, how);
 	}
 	lat_stamp(r, i, now, p);
 	return post_one(r, i, now, side, how, watched, h, op, p, t_last);
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *
 static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks,
 							    enum lat_copy copy)
 {
-	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks) :
 							  (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
@@ -157,7 +157,7 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks,
 							    enum lat_copy copy, enum ibv_wr_opcode op)
 {
-	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks) :
 							  (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	struct pt_hook_pairs h = { 0 };

@@ -96,7 +96,7 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		now = pt_now_ns();
+		now = lat_now(p, how);
 	}
 	/* the receive is reposted at the iteration's stamp, before its send:
 	 * the peer's next message can come only after that */
@@ -152,7 +152,7 @@ static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r
 static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
 							    enum lat_copy copy)
 {
-	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS) :
+	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks) :
 							  (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;

@@ -106,6 +106,7 @@ static int report_lat(struct pt_ctx *c, struct pt_lat_meas *m)
 		d = malloc((n ? n : 1) * sizeof(*d));
 		if (!d)
 			return -1;
+		pt_lat_meas_ns(m);
 		pt_lat_samples(m->stamps, m->n, d, &sum);
 		if (rp->unsorted)
 			print_samples(d, n, div, rp->report_cycles);
