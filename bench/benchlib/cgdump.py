@@ -44,6 +44,7 @@ class Instr:
     obj: Optional[str]
     addr: int
     ir: int
+    file: str = "???"        # its source file (an inlined header's where fi= says so)
 
 
 def _name(value: str, table: dict[str, str]) -> str:
@@ -80,9 +81,11 @@ def instructions(text: str) -> list[Instr]:
     names: dict[str, dict[str, str]] = {"ob": {}, "fl": {}, "fn": {}}
     obj: Optional[str] = None
     fn = "???"
+    fl = src = "???"                    # the function's file; the file of the lines now
     last: list[int] = []
     call_cost_next = False
     out: dict[tuple[Optional[str], str, int], int] = {}
+    files: dict[tuple[Optional[str], str, int], str] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line or line.startswith("#"):
             continue
@@ -106,6 +109,7 @@ def instructions(text: str) -> list[Instr]:
                 continue
             key = (obj, fn, pos[0])
             out[key] = out.get(key, 0) + cost
+            files.setdefault(key, src)
             continue
         field, sep, value = line.partition("=")
         if sep and field in ("ob", "fl", "fn", "fi", "fe", "cob", "cfi", "cfl", "cfn"):
@@ -117,6 +121,11 @@ def instructions(text: str) -> list[Instr]:
                 obj = name
             elif field == "fn":
                 fn = name
+                src = fl
+            elif field == "fl":
+                fl = src = name
+            elif field in ("fi", "fe"):
+                src = name
             continue
         if sep and field == "calls":
             call_cost_next = True
@@ -131,7 +140,7 @@ def instructions(text: str) -> list[Instr]:
             events = value.split()
     if positions is None or events is None:
         raise DumpError("no positions: / events: lines: not a callgrind output file")
-    return [Instr(fn, o, addr, ir) for (o, fn, addr), ir in out.items()]
+    return [Instr(fn, o, addr, ir, files[(o, fn, addr)]) for (o, fn, addr), ir in out.items()]
 
 
 def read(path: str) -> list[Instr]:

@@ -218,11 +218,11 @@ def measure(p: cg.Profile, n: int, own_dirs: Sequence[str], seconds: float,
     calls, callers = provider_calls(p, own)
     loop = cg.loop_code(p, own, n)
     in_loop = [f for f in p.funcs if (f.fn, f.obj) in loop and cg.classify(f.obj, own) == cg.OWN]
-    report_fns = {(f.fn, f.obj) for f in in_loop if is_report(f) and
-                  all(g.fn != f.fn or is_report(g) for g in in_loop)}
+    # report code out, by file as the row "loop by call graph" does (ours'
+    # BW peak tracker inlined into the post loop included)
     loop_instrs = None if instrs is None else [
-        i for i in instrs if (i.fn, i.obj) in loop and (i.fn, i.obj) not in report_fns and
-        cg.classify(i.obj, own) == cg.OWN]
+        i for i in instrs if (i.fn, i.obj) in loop and cg.classify(i.obj, own) == cg.OWN and
+        not is_report(cg.Func(i.file, i.fn, i.obj))]
     return Measured(
         n=n, total=p.total, classes=cg.by_class(p, own),
         report=cg.cost_where(p, lambda f: cg.classify(f.obj, own) == cg.OWN and is_report(f)),

@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchtap import case, eq, raises, run  # noqa: E402
 from benchlib import callgrind as cg  # noqa: E402
-from benchlib import instructions  # noqa: E402
+from benchlib import cgdump, instructions  # noqa: E402
 
 EXE = "/src/build/perftest/ib_send_bw"
 RXE = "/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so"
@@ -285,6 +285,17 @@ def loop_by_call_graph():
                              "pt_bw_peak_complete_slow")})
     m = instructions.measure(q, 8000, [], 0)
     eq((m.loop_cg, m.loop_cg_report), (800 + 300 + 700 + 20 + 650, 650))
+    eq(m.loop_instrs, None)      # a file without per-instruction counts
+    # per instruction (cgdump): the loop's own, report code out by file, the
+    # tracker inlined into the post loop too; set-up and the provider out
+    ins = [cgdump.Instr("post_window", EXE, 0x100, 8000, "/src/perftest/engine/run_bw.c"),
+           cgdump.Instr("post_window", EXE, 0x104, 8000, "/src/perftest/report/bw_peak.h"),
+           cgdump.Instr("pt_bw_peak_complete_slow", EXE, 0x200, 80,
+                        "/src/perftest/report/bw_peak.c"),
+           cgdump.Instr("pt_send_bw_flow", EXE, 0x300, 1, "/src/perftest/tools/send_bw.c"),
+           cgdump.Instr("0x4a20", RXE, 0x4a20, 8000, "???")]
+    m = instructions.measure(q, 8000, [], 0, ins)
+    eq([i.addr for i in m.loop_instrs or []], [0x100])
 
 
 @case

@@ -66,6 +66,17 @@ def by_addr(instrs):
 
 
 @case
+def files_of_instructions():
+    """each instruction's source file: the function's (fl=), or the inlined
+    header's while fi= says so, back at fe="""
+    got = {i.addr: i.file for i in cgdump.instructions(DUMP)}
+    eq(got[0x20ac0], "/src/perftest/engine/run_lat.c")
+    eq(got[0x20b00], "/src/perftest/engine/lat_loop.h")
+    eq(got[0x2e9c8], "/src/perftest/engine/run_lat.c")   # fe=(1) went back
+    eq(got[0x2ca0], "???")
+
+
+@case
 def reads_each_instruction():
     """own cost per (object, function, address); the call's inclusive cost is not the caller's"""
     got = by_addr(cgdump.instructions(DUMP))
