@@ -157,10 +157,9 @@ def hot(instrs: Iterable[Instr], n: int, per_wr: float) -> set[Addr]:
 
 @dataclass
 class WaitRun:
-    """One run's loop (own code, report code out): its WRs, its Ir, its
+    """One run's loop (own code, report code out): its WRs and its
     instructions."""
     n: int
-    loop: int
     instrs: list[Instr]
 
 
@@ -220,6 +219,6 @@ def waits(runs: Sequence[WaitRun], per_wr: float) -> Waits:
     # one run of a length: the loop less its waits, by the runs with the least spin
     w.why_not = "one run of a length (--repeat K >= 2 tells the checks apart)"
     k1, k2 = (min(ks, key=lambda k: spin[k]) for ks in by_len.values())
-    rest = [r.loop - sp for r, sp in zip(runs, spin)]
+    rest = [sum(c.values()) - sp for c, sp in zip(counts, spin)]
     w.b = (rest[k2] - rest[k1]) / (lengths[1] - lengths[0])
     return w

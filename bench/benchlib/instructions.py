@@ -87,7 +87,7 @@ class Measured:
     def wait_run(self) -> Optional[cgdump.WaitRun]:
         if self.loop_instrs is None:
             return None
-        return cgdump.WaitRun(self.n, self.loop_cg - self.loop_cg_report, self.loop_instrs)
+        return cgdump.WaitRun(self.n, self.loop_instrs)
 
 
 @dataclass

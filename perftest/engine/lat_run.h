@@ -61,9 +61,9 @@ struct lat_plain {
 /* Empty polls between two looks at the stop rules when spinning, and
  * write_lat's looks at its byte. A poll is ~40 instructions (a call into
  * the provider), a look at the byte ~6, a look at the rules ~80 with a
- * clock read: ~1 % of the spin either way (bench/instructions measured
- * 64 and 64: the looks at the rules cost more than the loop's own work per
- * WR). A look every few microseconds still ends a run within a hair of
+ * clock read: ~1 % of the spin either way. At 64 of each, bench/instructions
+ * measured the looks at the rules costing more than the loop's own work
+ * per WR. A look every few microseconds still ends a run within a hair of
  * its duration, and a stall long before its timeout. */
 #define LAT_SPINS_PER_CHECK 256u
 #define LAT_BYTE_SPINS_PER_CHECK 1024u
