@@ -29,6 +29,8 @@ void pt_lat_start(struct lat_run *r, uint64_t now);
 /* 0, or -1 when the sample storage cannot be allocated (said on stderr). */
 int pt_lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *m);
 enum lat_copy pt_lat_copy_of(const struct lat_run *r, enum ibv_wr_opcode op);
+/* A plain copy's post form for verb op (struct lat_plain). */
+enum lat_form pt_lat_form_of(const struct lat_run *r, enum ibv_wr_opcode op);
 int pt_lat_end(struct lat_run *r);
 struct pt_hook_pairs pt_lat_pairs_retake(const struct lat_run *r, struct pt_hook_pairs h,
 					 uint64_t i, unsigned need, bool reposts);
@@ -39,11 +41,14 @@ static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
 	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND;
 }
 
-/* A plain copy's start: its local; the send WR's id and flags, the same
- * for every WR of the run, and QP 0's post count, set once (the builder
- * reads them, nothing of the run writes them again: lat_post_send). */
+/* A plain copy's start: its local (form and reposts: constants where the
+ * copy is built for them); the send WR's id and flags, the same for every
+ * WR of the run, and QP 0's post count, set once (the builder reads them,
+ * nothing of the run writes them again: lat_post_send). */
 static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struct lat_run *r,
-									   bool events, bool hooks)
+									   bool events, bool hooks,
+									   enum lat_form form,
+									   enum lat_reposts reposts)
 {
 	struct ibv_qp_ex *qx = r->res->qps[0].qpx;
 
@@ -57,7 +62,18 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
 				   .poll_fn = r->cq[0]->context->ops.poll_cq,
 				   .arm_fn = r->cq[0]->context->ops.req_notify_cq, .qx = qx,
-				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events };
+				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events,
+				   .form = form, .reposts = reposts };
+}
+
+/* A plain copy's local with its reposts known (enum lat_reposts). */
+static inline __attribute__((always_inline)) struct lat_plain lat_plain_reposting(const struct lat_plain *p,
+										  enum lat_reposts reposts)
+{
+	struct lat_plain c = *p;
+
+	c.reposts = reposts;
+	return c;
 }
 
 /* Iteration i posts now: stamp it; in duration mode only the round trips
@@ -68,9 +84,8 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	struct pt_lat_meas *m = r->m;
 	bool keep = !r->duration;
 
-	if (p) {   /* r->i and r->last_progress: lat_sync */
+	if (p) {   /* m->n, r->i and r->last_progress: lat_sync */
 		p->stamps[i] = now;
-		m->n = i + 1;
 		return;
 	}
 	r->i = i;
@@ -184,8 +199,10 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		 * push its pair slots out of theirs), then spins out of line */
 		const unsigned turns = hooks ? 1 : LAT_SPINS_PER_CHECK;
 
+		/* a poll for one CQE: 1, 0 or a failure; > 0 tests the flags
+		 * the spin's own test of 0 left (no compare of its own) */
 		n = poll_turns(r, recv, wc, hw_ns, turns, p);
-		if (__builtin_expect(n == 1, 1))
+		if (__builtin_expect(n > 0, 1))
 			return cqe_taken(r, recv, hooks, watched, side, wc, t);
 		n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
 	}
@@ -220,7 +237,8 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
  * new post API, when the run posts it plainly (lat_fast_op): inline, the
  * builder after wr_start and the setter after the builder
  * (docs/upstream-behaviour.md §10). The old post API inline (one call).
- * The rest, and a failed post (said), in post.c. */
+ * A plain copy's form says which (a constant in the hooks-off spinning
+ * copies: no test per WR). The rest, and a failed post (said), in post.c. */
 static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
 								const struct lat_plain *p)
 {
@@ -229,7 +247,7 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 	struct ibv_send_wr *bad;
 	int rc;
 
-	if (p ? p->qx != NULL : __builtin_expect(r->fast_op == (int)op, 1)) {
+	if (p ? p->form != LAT_FORM_OLD : __builtin_expect(r->fast_op == (int)op, 1)) {
 		struct ibv_qp_ex *qx = p ? p->qx : q->qpx;
 
 		ibv_wr_start(qx);
@@ -248,7 +266,7 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 			ibv_wr_atomic_cmp_swp(qx, w->rkey, w->raddr, 0, 0);
 		else
 			ibv_wr_send(qx);
-		if (lat_op_may_inline(op) && w->inl)
+		if (lat_op_may_inline(op) && (p ? p->form == LAT_FORM_INLINE : w->inl))
 			ibv_wr_set_inline_data(qx, (void *)(uintptr_t)w->send_sge.addr,
 					       w->send_sge.length);
 		else
@@ -256,7 +274,7 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 		rc = ibv_wr_complete(qx);
 		if (__builtin_expect(rc != 0, 0))
 			return pt_lat_post_failed(rc);
-	} else if (q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
+	} else if ((!p && q->qpx) || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
 		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
 	}
 	if (!p)   /* the plain copy set it once (lat_plain_of) */
@@ -296,7 +314,7 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	if (watched)
 		PT_PROBE_COMPLETE(0, wc.qp_num, i, wc.wr_id, wc.status,
 				  how != LAT_OFF ? t_cqe : pt_now_ns());
-	if (t_done)
+	if (t_done && how != LAT_OFF)   /* hooks off: no time read, none carried */
 		*t_done = t_cqe;
 	return rc;
 }
@@ -318,6 +336,7 @@ static inline __attribute__((always_inline)) int lat_run(const struct pt_loop *l
 static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int rc, uint64_t i,
 							 bool hooks, bool reposts, struct pt_hook_pairs *h)
 {
+	lat_sync(r);   /* a plain copy's count */
 	if (hooks)
 		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
 	if (rc > 0 && pt_interrupted)   /* the bound ended the loop (more) */

@@ -39,6 +39,17 @@ struct lat_run {
 				     * times (m->raw once the loop ends: pt_lat_meas_ns) */
 };
 
+/* How a plain copy posts its send WR (lat_post_send): the old post API,
+ * or the new one with the payload in an SGE or inline. The hooks-off
+ * spinning copies are built once per form, where it is a constant; the
+ * other plain copies read it (pt_lat_form_of). */
+enum lat_form { LAT_FORM_OLD, LAT_FORM_SGE, LAT_FORM_INLINE };
+
+/* send_lat's reposts in a plain copy (lat_repost): tested per iteration
+ * (fewer than -n posted), or known: due in every iteration of the loop's
+ * first part, in none of its last (lat_send_as splits the loop there). */
+enum lat_reposts { LAT_REPOSTS_TEST, LAT_REPOSTS_DUE, LAT_REPOSTS_NONE };
+
 /* A loop's copy for the plain case: a run of known length into the stamps
  * array (no duration, no histogram), no gap, no NIC times, spinning on
  * ibv_poll_cq or (events, -e) sleeping on the completion channel, the
@@ -56,6 +67,8 @@ struct lat_plain {
 	struct pt_qp *q;   /* QP 0 */
 	uint64_t iters;    /* -n: send_lat reposts while fewer are posted */
 	bool events;   /* a constant in each copy */
+	enum lat_form form;         /* a constant in the hooks-off spinning copies */
+	enum lat_reposts reposts;   /* the same */
 };
 
 /* Empty polls between two looks at the stop rules when spinning, and
@@ -92,14 +105,38 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);
 int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
 
-/* A plain copy stamps into m->stamps only; the iteration under way and
- * the last progress (its stamp) are set here, for the slow paths that read
- * them (lat_waiting, lat_wc_failed). */
+/* The stamps a plain copy has taken: stamps[0..n) are set and the rest
+ * still 0 (pt_lat_init callocs -n of them, and no clock reads 0: TSC
+ * ticks, or CLOCK_MONOTONIC_RAW since boot), so its iterations keep no
+ * count; n found by halving. */
+static inline uint64_t lat_stamped(const struct lat_run *r)
+{
+	const uint64_t *s = r->m->stamps;
+	uint64_t lo = 0, hi = r->l->opt.iters;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A plain copy stamps into m->stamps only; the count (m->n), the
+ * iteration under way and the last progress (its stamp) are set here, for
+ * the slow paths that read them (lat_waiting, lat_wc_failed) and the
+ * loop's end (lat_out). */
 static inline void lat_sync(struct lat_run *r)
 {
-	uint64_t k = r->m->n;
+	uint64_t k;
 
-	if (r->lazy && k) {
+	if (!r->lazy)
+		return;
+	k = r->m->n = lat_stamped(r);
+	if (k) {
 		r->i = k - 1;
 		r->last_progress = r->raw ? pt_raw_to_ns(r->m->stamps[k - 1]) : r->m->stamps[k - 1];
 	}

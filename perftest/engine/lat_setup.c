@@ -87,6 +87,13 @@ enum lat_copy pt_lat_copy_of(const struct lat_run *r, enum ibv_wr_opcode op)
 	return r->events ? LAT_PLAIN_EVENTS : LAT_PLAIN;
 }
 
+enum lat_form pt_lat_form_of(const struct lat_run *r, enum ibv_wr_opcode op)
+{
+	if (!r->res->qps[0].qpx)
+		return LAT_FORM_OLD;
+	return lat_op_may_inline(op) && r->wrs.inl ? LAT_FORM_INLINE : LAT_FORM_SGE;
+}
+
 void pt_lat_meas_ns(struct pt_lat_meas *m)
 {
 	if (!m->raw)

@@ -58,14 +58,28 @@ static inline __attribute__((always_inline)) int lat_post_hooks(struct lat_run *
 	return lat_post_iter(r, i, side, LAT_HELD, watched, h, p, op, t_last);
 }
 
+/* A hooks-off plain copy's watched iteration, out of line (struct
+ * lat_plain's copies): one body for every such copy of write_lat, read_lat
+ * and atomic_lat (op read too). No hooks: no time carried, no pair slots;
+ * p by value, so that the copy's own local is never address-taken. */
+static __attribute__((noinline)) int lat_post_watched(struct lat_run *r, uint64_t i,
+						      const char *side, struct lat_plain p,
+						      enum ibv_wr_opcode op)
+{
+	return lat_post_iter(r, i, side, LAT_OFF, true, NULL, &p, op, NULL);
+}
+
 static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
 								  const char *side, bool hooks,
 								  bool first, struct pt_hook_pairs *h,
 								  const struct lat_plain *p,
 								  enum ibv_wr_opcode op, uint64_t *t_last)
 {
-	if (lat_watched(p, first))
+	if (lat_watched(p, first)) {
+		if (p && !hooks)
+			return lat_post_watched(r, i, side, *p, op);
 		return lat_post_hooks(r, i, side, hooks, true, h, p, op, t_last);
+	}
 	return lat_post_hooks(r, i, side, hooks, false, h, p, op, t_last);
 }
 
@@ -91,11 +105,15 @@ static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *
 				IBV_WR_RDMA_WRITE, NULL);
 }
 
+/* write_lat's copy (hooks, copy; form: the post form, a constant where
+ * the copy is built for one). */
 static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r, bool hooks,
-							    enum lat_copy copy)
+							    enum lat_copy copy, enum lat_form form)
 {
-	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks) :
-							  (struct lat_plain){ 0 };
+	const struct lat_plain pl = copy != LAT_GENERAL ?
+					    lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks, form,
+							 LAT_REPOSTS_NONE) :
+					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
@@ -121,29 +139,47 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	return lat_out(r, rc, i, hooks, false, &h);
 }
 
-static __attribute__((noinline)) int lat_write_hooked_plain(struct lat_run *r)
-{
-	return lat_write_as(r, true, LAT_PLAIN);
-}
-
 static __attribute__((noinline)) int lat_write_hooked(struct lat_run *r)
 {
-	return lat_write_as(r, true, LAT_GENERAL);
+	return lat_write_as(r, true, LAT_GENERAL, LAT_FORM_OLD);   /* no form: p is NULL */
 }
 
 static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
 {
-	return lat_write_as(r, false, LAT_GENERAL);
+	return lat_write_as(r, false, LAT_GENERAL, LAT_FORM_OLD);
+}
+
+/* the plain copies, one function per post form: the hooks' and the
+ * hooks-off one */
+static __attribute__((noinline)) int lat_write_old(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_OLD) :
+		       lat_write_as(r, false, LAT_PLAIN, LAT_FORM_OLD);
+}
+
+static __attribute__((noinline)) int lat_write_sge(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_SGE) :
+		       lat_write_as(r, false, LAT_PLAIN, LAT_FORM_SGE);
+}
+
+static __attribute__((noinline)) int lat_write_inline(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_INLINE) :
+		       lat_write_as(r, false, LAT_PLAIN, LAT_FORM_INLINE);
 }
 
 /* write_lat waits on memory: no plain copy sleeps on the channel */
 static int lat_write(struct lat_run *r)
 {
-	bool plain = pt_lat_copy_of(r, IBV_WR_RDMA_WRITE) == LAT_PLAIN;
+	enum lat_form form = pt_lat_form_of(r, IBV_WR_RDMA_WRITE);
+	bool hooks = pt_hooks_on;
 
-	if (pt_hooks_on)
-		return plain ? lat_write_hooked_plain(r) : lat_write_hooked(r);
-	return plain ? lat_write_as(r, false, LAT_PLAIN) : lat_write_general(r);
+	if (pt_lat_copy_of(r, IBV_WR_RDMA_WRITE) != LAT_PLAIN)
+		return hooks ? lat_write_hooked(r) : lat_write_general(r);
+	if (form == LAT_FORM_OLD)
+		return lat_write_old(r, hooks);
+	return form == LAT_FORM_SGE ? lat_write_sge(r, hooks) : lat_write_inline(r, hooks);
 }
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -153,12 +189,15 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 
 /* read_lat's and atomic_lat's loop: op, the run's verb, is a constant in
  * each plain copy (lat_fast_op); the general copies pass READ and post the
- * run's verb through post.c. */
+ * run's verb through post.c. form: as lat_write_as. */
 static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, bool hooks,
-							    enum lat_copy copy, enum ibv_wr_opcode op)
+							    enum lat_copy copy, enum ibv_wr_opcode op,
+							    enum lat_form form)
 {
-	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks) :
-							  (struct lat_plain){ 0 };
+	const struct lat_plain pl = copy != LAT_GENERAL ?
+					    lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks, form,
+							 LAT_REPOSTS_NONE) :
+					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	struct pt_hook_pairs h = { 0 };
 	uint64_t i, t_last = 0;
@@ -175,37 +214,50 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	return lat_out(r, rc, i, hooks, false, &h);
 }
 
-static __attribute__((noinline)) int lat_read_hooked_plain(struct lat_run *r)
-{
-	return lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ);
-}
-
 static __attribute__((noinline)) int lat_read_hooked(struct lat_run *r)
 {
-	return lat_read_as(r, true, LAT_GENERAL, IBV_WR_RDMA_READ);
+	return lat_read_as(r, true, LAT_GENERAL, IBV_WR_RDMA_READ, LAT_FORM_OLD);   /* p NULL */
 }
 
 static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
 {
-	return lat_read_as(r, false, LAT_GENERAL, IBV_WR_RDMA_READ);
+	return lat_read_as(r, false, LAT_GENERAL, IBV_WR_RDMA_READ, LAT_FORM_OLD);
 }
 
-static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r)
+static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r, enum lat_form form)
 {
-	return lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_RDMA_READ);
+	return lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_RDMA_READ, form);
 }
 
-/* atomic_lat's plain copies, hooks off (with the hooks: the general ones) */
+/* the spinning plain copies, one function per post form (a READ is never
+ * inline): the hooks' and the hooks-off one; the old API's posts the run's
+ * WR as it is, atomics too */
+static __attribute__((noinline)) int lat_read_old(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
+		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD);
+}
+
+static __attribute__((noinline)) int lat_read_sge(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
+		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE);
+}
+
+/* atomic_lat's plain copies, hooks off (with the hooks: the general ones),
+ * on the new API only: the form is SGE */
 static __attribute__((noinline)) int lat_fadd_plain(struct lat_run *r, bool events)
 {
-	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_FETCH_AND_ADD) :
-			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_FETCH_AND_ADD,
+				    LAT_FORM_SGE) :
+			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_FETCH_AND_ADD, LAT_FORM_SGE);
 }
 
 static __attribute__((noinline)) int lat_cswp_plain(struct lat_run *r, bool events)
 {
-	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_CMP_AND_SWP) :
-			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_CMP_AND_SWP);
+	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_CMP_AND_SWP,
+				    LAT_FORM_SGE) :
+			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_CMP_AND_SWP, LAT_FORM_SGE);
 }
 
 static int lat_read(struct lat_run *r)
@@ -223,11 +275,12 @@ static int lat_read(struct lat_run *r)
 				       lat_cswp_plain(r, copy == LAT_PLAIN_EVENTS);
 		copy = LAT_GENERAL;
 	}
-	if (pt_hooks_on)   /* -e with the hooks: the general copy */
-		return copy == LAT_PLAIN ? lat_read_hooked_plain(r) : lat_read_hooked(r);
 	if (copy == LAT_PLAIN)
-		return lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ);
-	return copy == LAT_PLAIN_EVENTS ? lat_read_plain_events(r) : lat_read_general(r);
+		return r->res->qps[0].qpx ? lat_read_sge(r, pt_hooks_on) : lat_read_old(r, pt_hooks_on);
+	if (pt_hooks_on)   /* -e with the hooks: the general copy */
+		return lat_read_hooked(r);
+	return copy == LAT_PLAIN_EVENTS ? lat_read_plain_events(r, pt_lat_form_of(r, op)) :
+					  lat_read_general(r);
 }
 
 int pt_run_lat_read(const struct pt_loop *l, struct pt_lat_meas *m)

@@ -12,6 +12,15 @@
 _Static_assert(PT_LAT_RAW_MAX + 16384 <= PT_WRID_IDX_MASK,
 	       "a plain copy's receive numbers fit a wr_id's index (lat_repost)");
 
+/* A plain copy's iteration reposts no receive: none is left to post in
+ * the loop's last part (LAT_REPOSTS_NONE), or -n are posted already. */
+static inline __attribute__((always_inline)) bool lat_plain_posted(const struct lat_plain *p,
+								   const struct pt_qp *q)
+{
+	return p->reposts == LAT_REPOSTS_NONE ||
+	       (p->reposts == LAT_REPOSTS_TEST && q->recv_posted >= p->iters);
+}
+
 /* send_lat's receive consumed (recv_one): repost it at time now, while
  * more are due. The plain case (one receive per call, no SRQ, no USDT
  * tracer) inline; pt_lat_repost the rest. Held, the time goes into the
@@ -24,7 +33,7 @@ static inline __attribute__((always_inline)) int lat_repost(struct lat_run *r, u
 	struct pt_qp *q = p ? p->q : &r->res->qps[0];
 	struct ibv_recv_wr *bad;
 
-	if ((p || !r->duration) && q->recv_posted >= (p ? p->iters : r->l->opt.iters))
+	if (p ? lat_plain_posted(p, q) : !r->duration && q->recv_posted >= r->l->opt.iters)
 		return 0;   /* none due: the receive pair keeps no repost */
 	if (__builtin_expect((!p && !r->plain_repost) || (watched && PT_PROBE_ON(post_recv)), 0))
 		goto general;
@@ -138,22 +147,75 @@ static inline __attribute__((always_inline)) int lat_send_hooks(struct lat_run *
 	return lat_send_iter(r, i, recv, side, LAT_EVENTS, watched, h, p);
 }
 
+/* A hooks-off plain copy's watched iteration, out of line: one body for
+ * every such copy of send_lat (the form and the reposts read, not
+ * constants); none in the copies' loops. p by value, so that the copy's
+ * own local, whose fields are its constants, is never address-taken. */
+static __attribute__((noinline)) int lat_send_watched(struct lat_run *r, uint64_t i, bool recv,
+						      const char *side, struct lat_plain p)
+{
+	return lat_send_iter(r, i, recv, side, LAT_OFF, true, NULL, &p);
+}
+
 /* The same, watched or not (first: the loop's first iteration). */
 static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r, uint64_t i, bool recv,
 							       const char *side, bool hooks, bool first,
 							       struct pt_hook_pairs *h,
 							       const struct lat_plain *p)
 {
-	if (lat_watched(p, first))
+	if (lat_watched(p, first)) {
+		if (p && !hooks)
+			return lat_send_watched(r, i, recv, side, *p);
 		return lat_send_hooks(r, i, recv, side, hooks, true, h, p);
+	}
 	return lat_send_hooks(r, i, recv, side, hooks, false, h, p);
 }
 
-static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
-							    enum lat_copy copy)
+/* The hooks-off spinning copy's iterations from *i on: those that repost
+ * their receive, then the last ones, with every receive the run needs
+ * posted (enum lat_reposts); *i the iteration it ended at. */
+static inline __attribute__((always_inline)) int lat_send_split(struct lat_run *r, uint64_t *at,
+								const char *side,
+								struct pt_hook_pairs *h,
+								const struct lat_plain *pl)
 {
-	const struct lat_plain pl = copy != LAT_GENERAL ? lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks) :
-							  (struct lat_plain){ 0 };
+	const struct lat_plain due = lat_plain_reposting(pl, LAT_REPOSTS_DUE);
+	const struct lat_plain none = lat_plain_reposting(pl, LAT_REPOSTS_NONE);
+	const uint64_t posted = pl->q->recv_posted;
+	/* one repost an iteration while fewer than -n are posted */
+	const uint64_t end = *at + (posted < pl->iters ? pl->iters - posted : 0);
+	uint64_t i = *at;
+	int rc;
+
+	/* rc is set on the way out only: no register holds it per iteration */
+	for (; i < end; i++) {
+		if (!more(r, i, &due))
+			goto ended;
+		if ((rc = lat_send_step(r, i, true, side, false, false, h, &due)) <= 0)
+			goto out;
+	}
+	for (;; i++) {
+		if (!more(r, i, &none))
+			goto ended;
+		if ((rc = lat_send_step(r, i, true, side, false, false, h, &none)) <= 0)
+			goto out;
+	}
+ended:
+	rc = 1;
+out:
+	*at = i;
+	return rc;
+}
+
+/* send_lat's copy (hooks, copy; form: the post form, a constant where the
+ * copy is built for one). */
+static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
+							    enum lat_copy copy, enum lat_form form)
+{
+	const struct lat_plain pl = copy != LAT_GENERAL ?
+					    lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks, form,
+							 LAT_REPOSTS_TEST) :
+					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
 	const struct pt_loop *l = r->l;
 	bool client = l->opt.is_client;
@@ -166,10 +228,15 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	 * pong before it, so the loop's iterations all receive (no test of
 	 * which per iteration), and none of them needs the fault-test stop */
 	i = 0;
-	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, &h, p)) > 0)
-		for (i = 1; more(r, i, p); i++)
-			if ((rc = lat_send_step(r, i, true, side, hooks, false, &h, p)) <= 0)
-				break;
+	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, &h, p)) > 0) {
+		i = 1;
+		if (copy == LAT_PLAIN && !hooks)
+			rc = lat_send_split(r, &i, side, &h, p);
+		else
+			for (; more(r, i, p); i++)
+				if ((rc = lat_send_step(r, i, true, side, hooks, false, &h, p)) <= 0)
+					break;
+	}
 	/* the client's last ping comes back once more (no repost due) */
 	if (rc > 0 && client && !r->duration && !pt_interrupted) {
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;
@@ -182,36 +249,56 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 }
 
 /* The copies of the loop (see enum lat_hooks and struct lat_plain); the
- * plain one with the hooks off inline. */
-static __attribute__((noinline)) int lat_send_hooked_plain(struct lat_run *r)
-{
-	return lat_send_as(r, true, LAT_PLAIN);
-}
-
+ * spinning plain ones once per post form. */
 static __attribute__((noinline)) int lat_send_hooked(struct lat_run *r)
 {
-	return lat_send_as(r, true, LAT_GENERAL);
+	return lat_send_as(r, true, LAT_GENERAL, LAT_FORM_OLD);   /* no form: p is NULL */
 }
 
 static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
 {
-	return lat_send_as(r, false, LAT_GENERAL);
+	return lat_send_as(r, false, LAT_GENERAL, LAT_FORM_OLD);
 }
 
-static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r)
+static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r, enum lat_form form)
 {
-	return lat_send_as(r, false, LAT_PLAIN_EVENTS);
+	return lat_send_as(r, false, LAT_PLAIN_EVENTS, form);
+}
+
+/* the spinning plain copies, one function per post form: the hooks' and
+ * the hooks-off one */
+static __attribute__((noinline)) int lat_send_old(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_OLD) :
+		       lat_send_as(r, false, LAT_PLAIN, LAT_FORM_OLD);
+}
+
+static __attribute__((noinline)) int lat_send_sge(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_SGE) :
+		       lat_send_as(r, false, LAT_PLAIN, LAT_FORM_SGE);
+}
+
+static __attribute__((noinline)) int lat_send_inline(struct lat_run *r, bool hooks)
+{
+	return hooks ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_INLINE) :
+		       lat_send_as(r, false, LAT_PLAIN, LAT_FORM_INLINE);
 }
 
 static int lat_send(struct lat_run *r)
 {
 	enum lat_copy copy = pt_lat_copy_of(r, IBV_WR_SEND);
+	enum lat_form form = pt_lat_form_of(r, IBV_WR_SEND);
+	bool hooks = pt_hooks_on;
 
-	if (pt_hooks_on)   /* -e with the hooks: the general copy */
-		return copy == LAT_PLAIN ? lat_send_hooked_plain(r) : lat_send_hooked(r);
-	if (copy == LAT_PLAIN)
-		return lat_send_as(r, false, LAT_PLAIN);
-	return copy == LAT_PLAIN_EVENTS ? lat_send_plain_events(r) : lat_send_general(r);
+	if (copy == LAT_PLAIN) {
+		if (form == LAT_FORM_OLD)
+			return lat_send_old(r, hooks);
+		return form == LAT_FORM_SGE ? lat_send_sge(r, hooks) : lat_send_inline(r, hooks);
+	}
+	if (hooks)   /* -e with the hooks: the general copy */
+		return lat_send_hooked(r);
+	return copy == LAT_PLAIN_EVENTS ? lat_send_plain_events(r, form) : lat_send_general(r);
 }
 
 int pt_run_lat_send(const struct pt_loop *l, struct pt_lat_meas *m)

@@ -72,6 +72,7 @@ struct fake {
 	uint64_t rfifo[NQP][RING];  /* posted receives' wr_ids */
 	unsigned rhead[NQP], rtail[NQP];
 	uint64_t waiting[NQP];      /* messages that found no receive: RC retries them */
+	unsigned rdepth_max[NQP];   /* the most receives posted and not consumed at once */
 	struct pt_qp qps[NQP];
 	struct pt_res res;
 	struct pt_run run;
@@ -336,6 +337,8 @@ static inline int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			assert_int_equal(wr->sg_list[0].addr + grh, base + (uint64_t)f->run.cache_line);
 		assert_true(f->rtail[i] - f->rhead[i] < RING);
 		f->rfifo[i][f->rtail[i]++ % RING] = wr->wr_id;
+		if (f->rtail[i] - f->rhead[i] > f->rdepth_max[i])
+			f->rdepth_max[i] = f->rtail[i] - f->rhead[i];
 		f->recvs++;
 		if (f->waiting[i]) {
 			f->waiting[i]--;

@@ -8,7 +8,8 @@
  * time is the one the loop stamped: a send's post time is its iteration's
  * stamp, its CQE's poll time lies before the next stamp; send_lat's pong
  * is polled at the next iteration's stamp (the hooks' copy stamps with
- * it) and reposted at that stamp. A pair counted one off fails them. */
+ * it) and reposted at that stamp. A pair counted one off fails them.
+ * Each loop in every post form: a plain copy of its own each. */
 #define PT_LOOP_VIEW_ONLY
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +41,11 @@ static const enum ibv_wr_opcode kind_op[] = {
  * then take the general loop's event wait). */
 static bool trace_events;
 
+/* The post form (the plain copies are built once per form): the old post
+ * API, the new one with an SGE, or inline (send and write only). */
+enum form { F_OLD, F_SGE, F_INLINE };
+static enum form trace_form;
+
 struct traced {
 	struct wrt *w;
 	struct pt_lat_meas m;
@@ -64,10 +70,12 @@ static void traced_run(enum kind k, const char *args, uint64_t pairs_max, uint64
 	};
 	struct pt_plugin_run_end end = { .struct_size = sizeof(end) };
 	struct pt_loop l;
-	struct fake *f = fake_new_lat(&l, kind_op[k], iters, false);
+	struct fake *f = fake_new_lat(&l, kind_op[k], iters, trace_form != F_OLD);
 	char err[256];
 	int rc;
 
+	if (trace_form == F_INLINE)
+		f->run.inline_size = 64;
 	if (trace_events)
 		fake_use_events(f, false);
 	t->w = recorder_plugin_start(args, pairs_max, &in, "lat-trace-test");
@@ -238,10 +246,19 @@ static void test_events(void **state)
 	trace_events = false;
 }
 
-static void test_send_lat(void **state) { (void)state; check_kind(K_SEND); }
-static void test_write_lat(void **state) { (void)state; check_kind(K_WRITE); }
-static void test_read_lat(void **state) { (void)state; check_kind(K_READ); }
-static void test_atomic_lat(void **state) { (void)state; check_kind(K_ATOMIC); }
+/* Each kind in every form it has (a READ or an atomic is never inline). */
+static void check_forms(enum kind k)
+{
+	for (trace_form = F_OLD; trace_form <= F_INLINE; trace_form++)
+		if (trace_form != F_INLINE || k == K_SEND || k == K_WRITE)
+			check_kind(k);
+	trace_form = F_OLD;
+}
+
+static void test_send_lat(void **state) { (void)state; check_forms(K_SEND); }
+static void test_write_lat(void **state) { (void)state; check_forms(K_WRITE); }
+static void test_read_lat(void **state) { (void)state; check_forms(K_READ); }
+static void test_atomic_lat(void **state) { (void)state; check_forms(K_ATOMIC); }
 
 int main(void)
 {

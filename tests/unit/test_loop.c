@@ -675,6 +675,56 @@ static void test_lat_send_pingpong(void **state)
 
 static int lat_send(const struct pt_loop *l, void *m) { return pt_run_lat_send(l, m); }
 
+/* send_lat's reposts, one per received message while fewer than -n are
+ * posted, none after: the spinning copy, built per post form, splits its
+ * loop there (run_lat_send.c). Client and server, every form, runs shorter
+ * and longer than the receives posted before: each run posts exactly -n
+ * receives (or those before it), numbered in order, never more at once
+ * than the queue had, and no message finds no receive. */
+static void check_send_reposts(bool client, bool qpx, bool inl, uint64_t iters, unsigned pre)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	struct fake *f = fake_new_lat(&l, IBV_WR_SEND, iters, qpx);
+	const uint64_t posts = iters > pre ? iters : pre;
+
+	l.opt.is_client = client;
+	if (inl)
+		f->run.inline_size = 64;
+	f->echo = true;
+	assert_int_equal(pt_post_recv(&l, 0, pre), 0);
+	if (!client)
+		deliver(f, 0);   /* the client's first ping */
+	assert_int_equal(pt_run_lat_send(&l, &m), 0);
+	assert_int_equal(m.n, iters);
+	assert_int_equal(f->sends, iters);
+	assert_int_equal(f->qps[0].recv_posted, posts);
+	assert_int_equal(f->recv_calls, posts);   /* one receive a call */
+	assert_true(f->rdepth_max[0] <= pre);
+	for (uint64_t k = 0; k < posts; k++)
+		assert_int_equal(f->rfifo[0][k % RING], pt_wrid(0, k));
+	/* the server's last pong brings one ping more, which no receive awaits
+	 * when every one was posted before the run */
+	assert_int_equal(f->waiting[0], !client && iters >= pre ? 1 : 0);
+	assert_int_equal(f->rhead[0], client ? iters : posts < iters + 1 ? posts : iters + 1);
+	pt_lat_meas_free(&m);
+	fake_free(f);
+}
+
+static void test_lat_send_reposts(void **state)
+{
+	static const uint64_t iters[] = { 1, 2, 3, 4, 5, 9, 61 };
+
+	(void)state;
+	for (int client = 0; client < 2; client++)
+		for (int qpx = 0; qpx < 2; qpx++)
+			for (int inl = 0; inl < 2; inl++)
+				for (size_t k = 0; k < sizeof(iters) / sizeof(iters[0]); k++) {
+					check_send_reposts(client, qpx, inl, iters[k], 1);
+					check_send_reposts(client, qpx, inl, iters[k], 4);
+				}
+}
+
 /* send_lat --send_with_imm and write_lat --write_with_imm: the ping-pong on
  * receive completions; a pong without immediate data ends the run. */
 static void test_lat_imm_pingpong(void **state)
@@ -1096,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_bw_send_duration),
 		cmocka_unit_test(test_bw_bidir),
 		cmocka_unit_test(test_lat_send_pingpong),
+		cmocka_unit_test(test_lat_send_reposts),
 		cmocka_unit_test(test_lat_write_pingpong),
 		cmocka_unit_test(test_lat_write_slow_paths),
 		cmocka_unit_test(test_lat_imm_pingpong),
