@@ -40,9 +40,9 @@ struct lat_run {
 };
 
 /* How a plain copy posts its send WR (lat_post_send): the old post API,
- * or the new one with the payload in an SGE or inline. The hooks-off
- * spinning copies are built once per form, where it is a constant; the
- * other plain copies read it (pt_lat_form_of). */
+ * or the new one with the payload in an SGE or inline. The spinning plain
+ * copies (hooks on or off) are built once per form, where it is a
+ * constant; -e's read it (pt_lat_form_of). */
 enum lat_form { LAT_FORM_OLD, LAT_FORM_SGE, LAT_FORM_INLINE };
 
 /* send_lat's reposts in a plain copy (lat_repost): tested per iteration
@@ -67,8 +67,8 @@ struct lat_plain {
 	struct pt_qp *q;   /* QP 0 */
 	uint64_t iters;    /* -n: send_lat reposts while fewer are posted */
 	bool events;   /* a constant in each copy */
-	enum lat_form form;         /* a constant in the hooks-off spinning copies */
-	enum lat_reposts reposts;   /* the same */
+	enum lat_form form;         /* a constant in the spinning copies */
+	enum lat_reposts reposts;   /* a constant in each of send_lat's copies */
 };
 
 /* Empty polls between two looks at the stop rules when spinning, and

@@ -171,9 +171,9 @@ static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r
 	return lat_send_hooks(r, i, recv, side, hooks, false, h, p);
 }
 
-/* The hooks-off spinning copy's iterations from *i on: those that repost
- * their receive, then the last ones, with every receive the run needs
- * posted (enum lat_reposts); *i the iteration it ended at. */
+/* The hooks-off spinning copy's iterations from *at on: those that
+ * repost their receive, then the last ones, with every receive the run
+ * needs posted (enum lat_reposts); *at the iteration it ended at. */
 static inline __attribute__((always_inline)) int lat_send_split(struct lat_run *r, uint64_t *at,
 								const char *side,
 								struct pt_hook_pairs *h,
