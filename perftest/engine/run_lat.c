@@ -129,10 +129,15 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last,
 							  peer_last, side)) > 0)
-		for (i = 1; more(r, i, p); i++)
-			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last,
-						   peer_last, side)) <= 0)
+		for (i = 1;; i++) {
+			if (!more(r, i, p)) {
+				rc = 1;   /* set here: rc is not live across an iteration */
 				break;
+			}
+			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last,
+						 peer_last, side)) <= 0)
+				break;
+		}
 	/* the server's last write is answered once more */
 	if (rc > 0 && !client && !r->duration && !pt_interrupted && pt_lat_wait_byte(r, (uint8_t)i) <= 0)
 		rc = -1;
@@ -207,10 +212,15 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p, op,
 						    &t_last)) > 0)
-		for (i = 1; more(r, i, p); i++)
+		for (i = 1;; i++) {
+			if (!more(r, i, p)) {
+				rc = 1;   /* as lat_write_as */
+				break;
+			}
 			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, &h, p, op,
 						   &t_last)) <= 0)
 				break;
+		}
 	return lat_out(r, rc, i, hooks, false, &h);
 }
 
