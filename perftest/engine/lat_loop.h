@@ -35,12 +35,6 @@ int pt_lat_end(struct lat_run *r);
 struct pt_hook_pairs pt_lat_pairs_retake(const struct lat_run *r, struct pt_hook_pairs h,
 					 uint64_t i, unsigned need, bool reposts);
 
-/* A READ or an atomic is never inline (post.c, use_inline): no test. */
-static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND;
-}
-
 /* A plain copy's start: its local (form and reposts: constants where the
  * copy is built for them); the send WR's id and flags, the same for every
  * WR of the run, and QP 0's post count, set once (the builder reads them,

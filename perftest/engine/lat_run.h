@@ -45,6 +45,12 @@ struct lat_run {
  * constant; -e's read it (pt_lat_form_of). */
 enum lat_form { LAT_FORM_OLD, LAT_FORM_SGE, LAT_FORM_INLINE };
 
+/* A READ or an atomic is never inline (post.c, use_inline): no test. */
+static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_WRITE || op == IBV_WR_SEND;
+}
+
 /* send_lat's reposts in a plain copy (lat_repost): tested per iteration
  * (fewer than -n posted), or known: due in every iteration of the loop's
  * first part, in none of its last (lat_send_as splits the loop there). */
