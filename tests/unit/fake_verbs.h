@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include "perftest/engine/loop.h"
+#include "stderr_capture.h"
 
 #define NQP 2
 #define RING 4096
@@ -638,6 +639,19 @@ static inline void fake_free(struct fake *f)
 	pt_interrupted = 0;
 	free(f->buf);
 	free(f);
+}
+
+/* stderr into a file while fn runs on the view l; the text comes back in out. */
+static inline int with_stderr(char *out, size_t len, int (*fn)(const struct pt_loop *, void *),
+		       const struct pt_loop *l, void *m)
+{
+	struct stderr_capture cap;
+	int rc;
+
+	stderr_capture_begin(&cap);
+	rc = fn(l, m);
+	stderr_capture_end(&cap, out, len);
+	return rc;
 }
 
 #endif
