@@ -231,8 +231,8 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
  * new post API, when the run posts it plainly (lat_fast_op): inline, the
  * builder after wr_start and the setter after the builder
  * (docs/upstream-behaviour.md §10). The old post API inline (one call).
- * A plain copy's form says which (a constant in the hooks-off spinning
- * copies: no test per WR). The rest, and a failed post (said), in post.c. */
+ * A plain copy's form says which (a constant in the spinning copies: no
+ * test per WR). The rest, and a failed post (said), in post.c. */
 static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
 								const struct lat_plain *p)
 {
