@@ -37,6 +37,7 @@ struct lat_run {
 	bool lazy;                  /* a plain copy runs: i and last_progress follow m->n (lat_sync) */
 	bool raw;                   /* a hooks-off plain copy runs: m->stamps hold pt_now_raw()
 				     * times (m->raw once the loop ends: pt_lat_meas_ns) */
+	uint64_t stamped;           /* a plain copy's stamps counted last (lat_stamped) */
 };
 
 /* How a plain copy posts its send WR (lat_post_send): the old post API,
@@ -114,12 +115,21 @@ int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
 /* The stamps a plain copy has taken: stamps[0..n) are set and the rest
  * still 0 (pt_lat_init callocs -n of them, and no clock reads 0: TSC
  * ticks, or CLOCK_MONOTONIC_RAW since boot), so its iterations keep no
- * count; n found by halving. */
-static inline uint64_t lat_stamped(const struct lat_run *r)
+ * count. Stamps are only ever set, in order: from the count found last
+ * (r->stamped), steps that double find a 0 (or the end), and halving the
+ * last step finds the first. A look at the stop rules, a few iterations
+ * on, costs a few loads, not a search of the whole array. */
+static inline uint64_t lat_stamped(struct lat_run *r)
 {
-	const uint64_t *s = r->m->stamps;
-	uint64_t lo = 0, hi = r->l->opt.iters;
+	const uint64_t *s = r->m->stamps, end = r->l->opt.iters;
+	uint64_t lo = r->stamped, hi = lo, step = 1;   /* stamps[0..lo) are set */
 
+	while (hi < end && s[hi]) {
+		lo = hi + 1;
+		hi = lo + step < end ? lo + step : end;
+		step *= 2;
+	}
+	/* stamps[0..lo) set; hi is the end or a 0 */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
@@ -128,7 +138,7 @@ static inline uint64_t lat_stamped(const struct lat_run *r)
 		else
 			hi = mid;
 	}
-	return lo;
+	return r->stamped = lo;
 }
 
 /* A plain copy stamps into m->stamps only; the count (m->n), the

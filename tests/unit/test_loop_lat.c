@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "perftest/engine/loop.h"
+#include "perftest/engine/lat_run.h"
 #include "perftest/report/results.h"
 #include "plugin/hooks/hooks.h"
 #include "plugin/hooks/probes.h"
@@ -396,9 +397,45 @@ static void test_lat_write_slow_paths(void **state)
 	}
 }
 
+/* A plain copy's count of stamps (lat_stamped): the prefix of set stamps
+ * of a run that grows by 0, 1, a few or many at a time between looks, up
+ * to its end, as a linear count gives it; from the last count and from
+ * none (a run's first look). */
+static void test_lat_stamped(void **state)
+{
+	static const uint64_t lens[] = { 1, 2, 3, 7, 64, 1000, 4097 };
+
+	(void)state;
+	srand(21);
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		const uint64_t n = lens[k];
+		struct pt_lat_meas m = { .stamps = calloc(n, sizeof(uint64_t)) };
+		struct pt_loop l = { .opt = { .iters = n } };
+		struct lat_run r = { .l = &l, .m = &m }, fresh;
+		uint64_t set = 0;
+
+		assert_non_null(m.stamps);
+		assert_int_equal(lat_stamped(&r), 0);
+		while (set < n) {
+			int kind = rand() % 4;
+			uint64_t step = kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? (uint64_t)(rand() % 5) :
+				(uint64_t)rand() % (n + 1);
+
+			for (uint64_t j = 0; j < step && set < n; j++)   /* no clock reads 0 */
+				m.stamps[set++] = j % 2 ? UINT64_MAX : 1 + (uint64_t)rand();
+			assert_int_equal(lat_stamped(&r), set);
+			fresh = (struct lat_run){ .l = &l, .m = &m };
+			assert_int_equal(lat_stamped(&fresh), set);
+		}
+		assert_int_equal(lat_stamped(&r), n);
+		free(m.stamps);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lat_stamped),
 		cmocka_unit_test(test_lat_send_pingpong),
 		cmocka_unit_test(test_lat_send_reposts),
 		cmocka_unit_test(test_lat_write_pingpong),
