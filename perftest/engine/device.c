@@ -333,6 +333,9 @@ int pt_resources_create(struct pt_ctx *c)
 				    "Couldn't create completion channel");
 			return -1;
 		}
+		/* the loops sleep on it in this thread */
+		if (pt_chan_waker_start(&c->res.waker))
+			return -1;
 	}
 	if (pt_cqs_create(c, ncq_send > 0 ? ncq_send : 1, ncq_recv > 0 ? ncq_recv : 1))
 		return -1;
@@ -379,6 +382,7 @@ void pt_ctx_destroy(struct pt_ctx *c)
 		ibv_destroy_cq(c->res.send_cq);
 	if (c->res.recv_cq)
 		ibv_destroy_cq(c->res.recv_cq);
+	pt_chan_waker_stop(&c->res.waker);
 	if (c->res.channel)
 		ibv_destroy_comp_channel(c->res.channel);
 	pt_mem_deregister(&c->res);

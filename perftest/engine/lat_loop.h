@@ -9,7 +9,6 @@
  * The set-up and end out of line: lat_setup.c. */
 #ifndef PT_LAT_LOOP_H
 #define PT_LAT_LOOP_H
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "util/clock.h"
@@ -55,7 +54,8 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 	}
 	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
 				   .poll_fn = r->cq[0]->context->ops.poll_cq,
-				   .arm_fn = r->cq[0]->context->ops.req_notify_cq, .qx = qx,
+				   .arm_fn = r->cq[0]->context->ops.req_notify_cq,
+				   .waker = &r->res->waker, .channel = r->res->channel, .qx = qx,
 				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events,
 				   .form = form, .reposts = reposts };
 }
@@ -130,7 +130,7 @@ static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_p
 /* -e in a plain copy, the steady state inline: the CQ armed since its
  * last poll, one sleep, its event, the arming for the next CQE and one
  * poll that finds this one (1, the CQE in *wc). Anything else (the CQ not
- * armed, 100 ms without an event (idle: the stop rules' turn), another
+ * armed, the waker's end of a sleep (idle: the stop rules' turn), another
  * CQ's event, an empty poll) goes the whole way, pt_lat_wait_events; a
  * failure is said (-1). */
 static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run *r, bool recv,
@@ -143,9 +143,8 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
 	int n;
 
 	if (__builtin_expect(r->armed[recv], 1) &&
-	    !(idle = __builtin_expect(poll(&r->channel_poll, 1, 100) != 1, 0))) {
-		if (__builtin_expect(ibv_get_cq_event(r->res->channel, &ev_cq, &ev_ctx) != 0, 0))
-			return pt_lat_event_failed();
+	    !(idle = __builtin_expect((n = pt_chan_sleep(p->waker, p->channel, &ev_cq, &ev_ctx)) != 1,
+				      0))) {
 		if (__builtin_expect(ev_cq != p->cq[recv], 0)) {
 			pt_lat_event_count(r, ev_cq);
 		} else {
@@ -163,6 +162,8 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
 			if (n < 0)
 				return pt_lat_poll_failed(n);
 		}
+	} else if (__builtin_expect(idle && n < 0, 0)) {
+		return pt_lat_event_failed();
 	}
 	return pt_lat_wait_events(r, recv, wc, hw_ns, idle);
 }

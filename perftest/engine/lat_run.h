@@ -6,7 +6,6 @@
  * which the loops inline. */
 #ifndef PT_LAT_RUN_H
 #define PT_LAT_RUN_H
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "util/clock.h"
@@ -29,7 +28,6 @@ struct lat_run {
 	bool armed[2];
 	unsigned unacked[2];
 	struct pt_lat_wrs wrs;      /* the run's send WR and receive, built once */
-	struct pollfd channel_poll; /* -e: the channel's fd, built once */
 	bool plain_repost;          /* one receive per post call, no SRQ (lat_repost) */
 	bool plain_poll;            /* spinning on ibv_poll_cq: no -e, no NIC times */
 	struct ibv_cq *cq[2];       /* QP 0's send (0) and receive (1) CQ */
@@ -70,6 +68,8 @@ struct lat_plain {
 	struct ibv_cq *cq[2];
 	pt_poll_fn poll_fn;
 	int (*arm_fn)(struct ibv_cq *, int);   /* the provider's req_notify_cq */
+	struct pt_chan_waker *waker;           /* -e: the channel's (chan_wait.h) */
+	struct ibv_comp_channel *channel;
 	struct ibv_qp_ex *qx;
 	struct pt_qp *q;   /* QP 0 */
 	uint64_t iters;    /* -n: send_lat reposts while fewer are posted */

@@ -43,8 +43,6 @@ int pt_lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *
 	r->l = l;
 	r->res = l->res;
 	r->events = l->res->channel != NULL;
-	if (r->events)
-		r->channel_poll = (struct pollfd){ .fd = l->res->channel->fd, .events = POLLIN };
 	r->m = m;
 	r->duration = l->opt.duration;
 	r->last_progress = pt_now_ns();

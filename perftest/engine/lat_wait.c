@@ -4,7 +4,6 @@
  * completion channel, the spin past LAT_SPINS_PER_CHECK polls, write_lat's
  * memory spin, and what a failed CQE says. */
 #define PT_LOOP_VIEW_ONLY
-#include <poll.h>
 #include <stdio.h>
 #include "util/clock.h"
 #include "util/err.h"
@@ -104,8 +103,8 @@ void pt_lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq)
 
 /* -e: CQ `recv` was armed before its CQE can come, so its event cannot be
  * missed: one arming, one event and one poll per CQE, as 6.06 does. Sleep
- * until the event (1), 100 ms (0: the stop rules run, the CQ is polled
- * anyway), or an error (-1). An event of the other CQ disarms that one,
+ * until the event (1), the waker (0, within 2 * PT_CHAN_WAKE_MS: the stop
+ * rules run, the CQ is polled anyway), or an error (-1). An event of the other CQ disarms that one,
  * which its own wait polls. */
 static int lat_sleep(struct lat_run *r, bool recv)
 {
@@ -113,11 +112,11 @@ static int lat_sleep(struct lat_run *r, bool recv)
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 
+	int rc;
+
 	while (r->armed[recv]) {
-		if (poll(&r->channel_poll, 1, 100) != 1)
-			return 0;
-		if (__builtin_expect(ibv_get_cq_event(res->channel, &ev_cq, &ev_ctx) != 0, 0))
-			return pt_lat_event_failed();
+		if (__builtin_expect((rc = pt_chan_sleep(&res->waker, res->channel, &ev_cq, &ev_ctx)) <= 0, 0))
+			return rc ? pt_lat_event_failed() : 0;
 		pt_lat_event_count(r, ev_cq);
 	}
 	return 1;

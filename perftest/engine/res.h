@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include "util/hwts.h"
+#include "chan_wait.h"
 
 #define PT_UD_GRH 40            /* a UD receive buffer starts with the GRH */
 
@@ -64,6 +65,7 @@ struct pt_res {
 	uint8_t *pattern;           /* --payload_file_path: the words, little endian */
 	size_t pattern_len;
 	struct ibv_comp_channel *channel;
+	struct pt_chan_waker waker; /* -e: wakes a sleep on channel (chan_wait.h) */
 	struct ibv_cq *send_cq, *recv_cq;
 	struct ibv_srq *srq;        /* --use-srq: every QP's receives; NULL without */
 	int num_qps;

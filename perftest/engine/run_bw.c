@@ -8,7 +8,6 @@
  * otherwise retry forever, as retry_cnt 7 means "no limit" there). SIGINT
  * ends the run with what was measured so far (m->interrupted). */
 #define PT_LOOP_VIEW_ONLY
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,12 +138,13 @@ static void window_tick(const struct pt_loop *l, struct window *w, struct pt_bw_
 
 /* -e: nothing to poll, so sleep on the completion channel. The CQs are
  * armed first and polled once more (a completion may have slipped in before
- * the arming); the sleep is capped so the window and stall checks still run. */
+ * the arming); the waker ends a sleep without an event within
+ * 2 * PT_CHAN_WAKE_MS (chan_wait.h), so the window and stall checks still run. */
 static int wait_event(const struct pt_loop *l, struct window *w, struct ibv_cq *a, struct ibv_cq *b)
 {
-	struct pollfd pfd = { .fd = l->res->channel->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
+	int got;
 
 	if (!w->armed) {
 		int rc = a ? ibv_req_notify_cq(a, 0) : 0;
@@ -158,13 +158,13 @@ static int wait_event(const struct pt_loop *l, struct window *w, struct ibv_cq *
 		w->armed = true;
 		return 0;
 	}
-	if (poll(&pfd, 1, 100) == 1) {
-		if (ibv_get_cq_event(l->res->channel, &ev_cq, &ev_ctx)) {
-			pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
-			return -1;
-		}
-		ibv_ack_cq_events(ev_cq, 1);
+	got = pt_chan_sleep(&l->res->waker, l->res->channel, &ev_cq, &ev_ctx);
+	if (got < 0) {
+		pt_err_call("ibv_get_cq_event", pt_err_code(0), "Failed to get a CQ event");
+		return -1;
 	}
+	if (got)
+		ibv_ack_cq_events(ev_cq, 1);
 	w->armed = false;
 	return 0;
 }

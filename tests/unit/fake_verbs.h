@@ -111,7 +111,8 @@ struct fake {
 	bool arm_each;              /* a latency loop: only a CQ's first CQE may find it unarmed */
 	struct ibv_comp_channel chan;   /* fd: the pipe's read end */
 	int chan_wr;                /* its write end */
-	uint64_t get_empty;         /* ibv_get_cq_event with no event to read */
+	uint64_t get_empty;         /* ibv_get_cq_event failed, not woken */
+	uint64_t get_woken;         /* ibv_get_cq_event ended by the waker (EINTR) */
 	uint64_t mute_after;        /* a CQ's CQEs past this many never come (no event); 0: all come */
 };
 
@@ -578,9 +579,10 @@ static inline int fake_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 }
 
 /* libibverbs' own reads the event through the provider's private ops,
- * which the fake has not: this one reads the pipe (non-blocking: a get
- * without an event fails, counted, rather than hang the test), and the
- * CQ's CQEs that had not come are there now. */
+ * which the fake has not: this one reads the pipe, blocking as a real
+ * channel's read (the waker's signal ends it: EINTR, counted in
+ * get_woken; any other failure in get_empty), and the CQ's CQEs that had
+ * not come are there now. */
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct fake *f = of(channel->context);
@@ -589,7 +591,10 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 
 	assert_ptr_equal(channel, &f->chan);
 	if (read(channel->fd, &ev, sizeof(ev)) != (ssize_t)sizeof(ev)) {
-		f->get_empty++;
+		if (errno == EINTR)
+			f->get_woken++;
+		else
+			f->get_empty++;
 		return -1;
 	}
 	r = ring_of(f, ev);
@@ -619,8 +624,8 @@ static inline void fake_use_events(struct fake *f, bool late)
 	int fd[2];
 
 	assert_int_equal(pipe(fd), 0);
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(fcntl(fd[i], F_SETFL, O_NONBLOCK), 0);
+	/* the read end blocks, as a channel's; the waker ends its sleeps */
+	assert_int_equal(fcntl(fd[1], F_SETFL, O_NONBLOCK), 0);
 	f->chan = (struct ibv_comp_channel){ .context = &f->ctx, .fd = fd[0], .refcnt = 2 };
 	f->chan_wr = fd[1];
 	f->events = true;
@@ -628,11 +633,13 @@ static inline void fake_use_events(struct fake *f, bool late)
 	f->ctx.ops.req_notify_cq = fake_req_notify_cq;
 	f->send_cq.channel = f->recv_cq.channel = &f->chan;
 	f->res.channel = &f->chan;
+	assert_int_equal(pt_chan_waker_start(&f->res.waker), 0);
 }
 
 static inline void fake_free(struct fake *f)
 {
 	if (f->events) {
+		pt_chan_waker_stop(&f->res.waker);
 		close(f->chan.fd);
 		close(f->chan_wr);
 	}
