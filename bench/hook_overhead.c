@@ -43,6 +43,8 @@
  * pt_clock_init chose, as the tools do: PERFTEST_CLOCK=raw forces
  * clock_gettime) and the TSC line's end-of-run check. */
 #include <libgen.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +468,53 @@ static void clock_rows(void)
 	       ci.residual_max_ns, (double)ci.span_ns / 1e9, ci.drift_ppm);
 }
 
+/* -e's sleep per event, an event already there: ibv_get_cq_event's
+ * read() alone, as the loops make it (chan_wait.h), against the poll() of
+ * 100 ms before it that they made before. A pipe of 8-byte events; each
+ * burst writes and takes 1000 (the write stands in for the kernel's);
+ * median of 21 bursts, wall time. The loops' way runs with the waker's
+ * thread up, as in the tools: a process with a second thread takes glibc's
+ * slower way through each read() and write() (cancellation points), so
+ * the old way is timed first, in this process still single-threaded. */
+static double event_burst(int fds[2], bool poll_first)
+{
+	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+	uint64_t ev = 0, t0 = pt_now_ns();
+
+	for (int k = 0; k < 1000; k++)
+		if (write(fds[1], &ev, sizeof(ev)) != sizeof(ev) ||
+		    (poll_first && poll(&p, 1, 100) != 1) ||
+		    read(fds[0], &ev, sizeof(ev)) != sizeof(ev))
+			return -1;
+	return (double)(pt_now_ns() - t0) / 1000.0;
+}
+
+static void event_rows(void)
+{
+	double v[2][21], m[2];
+	struct pt_chan_waker w;
+	int fds[2];
+
+	if (pipe(fds)) {
+		perror("hook-overhead: pipe");
+		return;
+	}
+	for (int r = 0; r < 21; r++)
+		v[1][r] = event_burst(fds, true);
+	if (pt_chan_waker_start(&w))
+		return;
+	for (int r = 0; r < 21; r++)
+		v[0][r] = event_burst(fds, false);
+	pt_chan_waker_stop(&w);
+	close(fds[0]);
+	close(fds[1]);
+	for (int k = 0; k < 2; k++)
+		m[k] = median(v[k], 21);
+	printf("  %-44s %8.2f ns (wall)\n", "-e, an event: write, poll(), read() (before)", m[1]);
+	printf("  %-44s %8.2f ns (wall), %.2f ns less, ratio %.2f\n",
+	       "-e, an event: write, read(), waker up (now)", m[0], m[1] - m[0], m[0] / m[1]);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
@@ -591,6 +640,7 @@ int main(int argc, char **argv)
 		lat_report_ir_row(argv[0], 1000);
 	}
 	clock_rows();
+	event_rows();
 	/* the goal covers every run the recorder defers: all of our tools'
 	 * loops; the FIFO fallback is printed above, not judged */
 	printf("  goal <= 10 ns/WR added by hooks + recorder (rows kept): %s (send-only %+.2f, send+recv %+.2f, length unknown %+.2f)\n",

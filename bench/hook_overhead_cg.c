@@ -27,6 +27,18 @@ static bool matches_any(const char *line, const char *any)
 	return false;
 }
 
+/* Whether an annotate line names a file of glibc's own build tree
+ * ("./nptl/../nptl/descr.h:..."): libc's code that callgrind shows with no
+ * object (as a second thread's cancellation points around read()). */
+static bool glibc_source(const char *line)
+{
+	line += strspn(line, " ,0123456789");
+	if (*line == '(')
+		line += strcspn(line, ")") + 1;
+	line += strspn(line, " ");
+	return !strncmp(line, "./", 2);
+}
+
 /* The instructions in callgrind file `out` of the code whose
  * callgrind_annotate name (file:function) holds `minus` (or one of its
  * '|'-separated strings): self cost, so code
@@ -48,7 +60,7 @@ static double annotate_ir(const char *out, const char *minus)
 		char digits[64];
 		size_t k = 0;
 
-		if (!matches_any(line, minus) || !strstr(line, " ["))
+		if (!(matches_any(line, minus) && strstr(line, " [")) && !glibc_source(line))
 			continue;
 		for (const char *c = line; *c == ' ' || *c == ',' || (*c >= '0' && *c <= '9'); c++)
 			if (*c >= '0' && *c <= '9' && k + 1 < sizeof(digits))

@@ -275,6 +275,9 @@ static void nic_init(struct lat_nic *n, struct pt_loop *l, enum lat_kind kind, u
 	n->res = (struct pt_res){ .buf = n->buf, .region = 4096, .mr = &n->mr, .send_cq = &n->send_cq,
 				  .recv_cq = &n->recv_cq, .num_qps = 1, .qps = &n->q,
 				  .channel = events ? &n->channel : NULL };
+	/* as the tools: the channel comes with its waker (device.c) */
+	if (events && pt_chan_waker_start(&n->res.waker))
+		exit(1);
 	n->run = (struct pt_run){ .page_size = 4096, .cache_line = 64, .size = LAT_SIZE,
 				  .max_size = LAT_SIZE, .tx_depth = 1,
 				  .rx_depth = kind == LAT_SEND ? 512 : 1, .cq_mod = 1 };
@@ -297,6 +300,7 @@ static int nic_done(struct lat_nic *n, const char *what)
 		rc = 1;
 	}
 	if (n->event_fd >= 0) {
+		pt_chan_waker_stop(&n->res.waker);
 		close(n->event_fd);
 		close(n->channel.fd);
 	}
