@@ -40,8 +40,8 @@ struct lat_run {
 
 /* How a plain copy posts its send WR (lat_post_send): the old post API,
  * or the new one with the payload in an SGE or inline. The spinning plain
- * copies (hooks on or off) are built once per form, where it is a
- * constant; -e's read it (pt_lat_form_of). */
+ * copies (hooks on or off) and -e's (hooks off) are built once per form,
+ * where it is a constant (pt_lat_form_of chooses). */
 enum lat_form { LAT_FORM_OLD, LAT_FORM_SGE, LAT_FORM_INLINE };
 
 /* A READ or an atomic is never inline (post.c, use_inline): no test. */
@@ -74,7 +74,7 @@ struct lat_plain {
 	struct pt_qp *q;   /* QP 0 */
 	uint64_t iters;    /* -n: send_lat reposts while fewer are posted */
 	bool events;   /* a constant in each copy */
-	enum lat_form form;         /* a constant in the spinning copies */
+	enum lat_form form;         /* a constant in each copy */
 	enum lat_reposts reposts;   /* a constant in each of send_lat's copies */
 };
 

@@ -234,9 +234,13 @@ static __attribute__((noinline)) int lat_read_general(struct lat_run *r)
 	return lat_read_as(r, false, LAT_GENERAL, IBV_WR_RDMA_READ, LAT_FORM_OLD);
 }
 
+/* -e's plain copy: a body per post form (a READ is never inline), so no
+ * iteration tests it */
 static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r, enum lat_form form)
 {
-	return lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_RDMA_READ, form);
+	return form == LAT_FORM_OLD ?
+		       lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
+		       lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_RDMA_READ, LAT_FORM_SGE);
 }
 
 /* the spinning plain copies, one function per post form (a READ is never

@@ -260,9 +260,13 @@ static __attribute__((noinline)) int lat_send_general(struct lat_run *r)
 	return lat_send_as(r, false, LAT_GENERAL, LAT_FORM_OLD);
 }
 
+/* -e's plain copy: a body per post form, so no iteration tests it */
 static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r, enum lat_form form)
 {
-	return lat_send_as(r, false, LAT_PLAIN_EVENTS, form);
+	if (form == LAT_FORM_OLD)
+		return lat_send_as(r, false, LAT_PLAIN_EVENTS, LAT_FORM_OLD);
+	return form == LAT_FORM_SGE ? lat_send_as(r, false, LAT_PLAIN_EVENTS, LAT_FORM_SGE) :
+				      lat_send_as(r, false, LAT_PLAIN_EVENTS, LAT_FORM_INLINE);
 }
 
 /* the spinning plain copies, one function per post form: the hooks' and
