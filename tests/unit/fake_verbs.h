@@ -33,7 +33,11 @@ struct fake_wr {
 	uint64_t addr, raddr;
 	uint32_t len, lkey, rkey;
 	struct ibv_ah *ah;
+	/* the new API's setter that gave the payload: 0 none (the old API),
+	 * FAKE_SGE (wr_set_sge) or FAKE_INLINE (wr_set_inline_data) */
+	uint8_t setter;
 };
+enum { FAKE_SGE = 1, FAKE_INLINE = 2 };
 
 /* -e, one CQ: what the channel's model did and what the loop did to it. */
 struct fake_cq_events {
@@ -221,6 +225,9 @@ static inline void accept_wr(struct fake *f, int i, const struct fake_wr *w,
 	assert_true(off + w->len <= REGION);
 	if (!(w->flags & IBV_SEND_INLINE))
 		assert_int_equal(w->lkey, f->mr.lkey);
+	/* the new API's payload: inline data exactly where the flag says so */
+	if (w->setter)
+		assert_int_equal(w->setter == FAKE_INLINE, !!(w->flags & IBV_SEND_INLINE));
 	/* inline: SEND and WRITE (with or without immediate) up to the inline size */
 	assert_int_equal(!!(w->flags & IBV_SEND_INLINE),
 			 (w->op == IBV_WR_SEND || w->op == IBV_WR_SEND_WITH_IMM ||
@@ -443,11 +450,13 @@ static inline void x_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uin
 	last(qx)->lkey = lkey;
 	last(qx)->addr = addr;
 	last(qx)->len = len;
+	last(qx)->setter = FAKE_SGE;
 }
 static inline void x_inline(struct ibv_qp_ex *qx, void *addr, size_t len)
 {
 	last(qx)->addr = (uint64_t)(uintptr_t)addr;
 	last(qx)->len = (uint32_t)len;
+	last(qx)->setter = FAKE_INLINE;
 }
 static inline void x_ud(struct ibv_qp_ex *qx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {

@@ -128,9 +128,10 @@ static void stamps_rise(const struct pt_lat_meas *m)
 		assert_true(m->stamps[i] >= m->stamps[i - 1]);
 }
 
-/* Which copy of a loop: plain (the default), or the general one by the
- * gap between iterations or immediate data (send_lat). */
-enum how { PLAIN, GAP, IMM };
+/* Which copy of a loop: plain (the default; INL: the payload inline,
+ * that form's copy), or the general one by the gap between iterations or
+ * immediate data (send_lat). */
+enum how { PLAIN, INL, GAP, IMM };
 
 /* send_lat with -e on one side: the client pings first and takes its
  * last pong after the loop; the server answers a first ping (delivered
@@ -145,6 +146,8 @@ static void check_send_lat(bool qpx, bool late, uint64_t iters, bool client, enu
 	l.opt.is_client = client;
 	l.opt.imm = f->imm_in = how == IMM;
 	l.opt.lat_gap_ns = how == GAP ? 1000 : 0;
+	if (how == INL)   /* the fake checks each WR's inline flag against it */
+		f->run.inline_size = (int)f->run.size;
 	f->echo = true;
 	assert_int_equal(pt_post_recv(&l, 0, 4), 0);
 	if (!client)
@@ -160,9 +163,10 @@ static void check_send_lat(bool qpx, bool late, uint64_t iters, bool client, enu
 	fake_free(f);
 }
 
-/* send_lat -e, both post APIs, the plain copy and the general one (a gap,
- * immediate data), late or not, client and server; runs of 1, of 100 and
- * 1000 (no multiple of the ack batch), and of 128 (one). */
+/* send_lat -e, both post APIs, the plain copy (the payload in an SGE or
+ * inline) and the general one (a gap, immediate data), late or not, client
+ * and server; runs of 1, of 100 and 1000 (no multiple of the ack batch),
+ * and of 128 (one). */
 static void test_send_lat_events(void **state)
 {
 	static const uint64_t iters[] = { 1, 100, 128, 1000 };
@@ -173,6 +177,8 @@ static void test_send_lat_events(void **state)
 			for (size_t k = 0; k < sizeof(iters) / sizeof(iters[0]); k++)
 				check_send_lat(qpx, late, iters[k], true, PLAIN);
 			check_send_lat(qpx, late, 100, false, PLAIN);
+			check_send_lat(qpx, late, 100, true, INL);
+			check_send_lat(qpx, late, 100, false, INL);
 			check_send_lat(qpx, late, 100, true, GAP);
 			check_send_lat(qpx, late, 100, true, IMM);
 			check_send_lat(qpx, late, 70, false, IMM);
