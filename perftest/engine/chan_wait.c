@@ -6,7 +6,7 @@
 #include <time.h>
 #include "chan_wait.h"
 
-static int wake_sig;
+static int wake_sig, wake_err;   /* the signal; 0 and errno when it could not be caught */
 static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
 
 static void on_wake(int sig)
@@ -24,8 +24,10 @@ static void wake_install(void)
 	sa.sa_handler = on_wake;
 	sigemptyset(&sa.sa_mask);
 	wake_sig = SIGRTMIN;
-	if (sigaction(wake_sig, &sa, NULL))
+	if (sigaction(wake_sig, &sa, NULL)) {
+		wake_err = errno;
 		wake_sig = 0;
+	}
 }
 
 static void *waker(void *arg)
@@ -63,7 +65,7 @@ int pt_chan_waker_start(struct pt_chan_waker *w)
 	pthread_once(&wake_once, wake_install);
 	if (!wake_sig) {
 		fprintf(stderr, " Couldn't catch the signal that wakes a sleep on the completion channel: %s\n",
-			strerror(errno));
+			strerror(wake_err));
 		return -1;
 	}
 	w->sleeper = pthread_self();

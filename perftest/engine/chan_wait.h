@@ -3,11 +3,12 @@
  * ibv_get_cq_event), as 6.06 makes, and no poll() before it.
  * A loop that sleeps must still wake for its stop rules (the duration,
  * SIGINT, the peer gone, a stall) when no event comes. A waker thread sends
- * the sleeping thread PT_CHAN_WAKE_SIG every PT_CHAN_WAKE_MS while it
- * sleeps. The handler has no SA_RESTART, so the read returns EINTR. The
- * waker sends nothing while the loop is not in the read: no other call of
- * the loop's thread sees the signal, but for a send that raced with the end
- * of a read (its next read then ends at once, a wake like any other). */
+ * the sleeping thread a real-time signal (SIGRTMIN) every PT_CHAN_WAKE_MS
+ * while it sleeps. The handler has no SA_RESTART, so the read returns
+ * EINTR. The waker sends nothing while the loop is not in the read, so no
+ * other call of the loop's thread sees the signal, but for a send that
+ * raced with the end of a read: it lands on what the loop does next
+ * (arming, polling, posting), none of which blocks, and ends nothing. */
 #ifndef PT_CHAN_WAIT_H
 #define PT_CHAN_WAIT_H
 #include <errno.h>

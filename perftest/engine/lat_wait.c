@@ -104,18 +104,18 @@ void pt_lat_event_count(struct lat_run *r, struct ibv_cq *ev_cq)
 /* -e: CQ `recv` was armed before its CQE can come, so its event cannot be
  * missed: one arming, one event and one poll per CQE, as 6.06 does. Sleep
  * until the event (1), the waker (0, within 2 * PT_CHAN_WAKE_MS: the stop
- * rules run, the CQ is polled anyway), or an error (-1). An event of the other CQ disarms that one,
- * which its own wait polls. */
+ * rules run, the CQ is polled anyway), or an error (-1). An event of the
+ * other CQ disarms that one, which its own wait polls. */
 static int lat_sleep(struct lat_run *r, bool recv)
 {
 	struct pt_res *res = r->res;
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
-
 	int rc;
 
 	while (r->armed[recv]) {
-		if (__builtin_expect((rc = pt_chan_sleep(&res->waker, res->channel, &ev_cq, &ev_ctx)) <= 0, 0))
+		rc = pt_chan_sleep(&res->waker, res->channel, &ev_cq, &ev_ctx);
+		if (__builtin_expect(rc <= 0, 0))
 			return rc ? pt_lat_event_failed() : 0;
 		pt_lat_event_count(r, ev_cq);
 	}
