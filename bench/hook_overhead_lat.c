@@ -5,7 +5,8 @@
  * run lengths, hooks off and with the built-in recorder: what --trace adds
  * per WR in the latency tools' loops (issue 21, "<= 20 per WR").
  *
- * The fake device answers at once, as the peer would: a signaled send WR
+ * The fake device answers at once (or, spinning, after the empty polls that
+ * HOOK_OVERHEAD_EMPTY_POLLS asks for), as the peer would: a signaled send WR
  * completes on the send CQ; send_lat's ping also brings the pong into the
  * oldest posted receive; write_lat's write brings the peer's count back into
  * the last byte of our region. It takes both post APIs (ibv_post_send and
@@ -232,7 +233,7 @@ static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 {
 	struct lat_nic *n = (struct lat_nic *)cq->context;
 	const bool recv = cq == &n->recv_cq;
-	const struct ring *r = recv ? &n->received : &n->sent;
+	struct ring *r = recv ? &n->received : &n->sent;
 	int k = 0;
 
 	/* a CQE a link has not brought yet: the loop's wait turns */
@@ -241,7 +242,7 @@ static int nic_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 		return 0;
 	}
 	n->turns[recv] = 0;
-	for (; k < num && pop(recv ? &n->received : &n->sent, &wc[k].wr_id); k++) {
+	for (; k < num && pop(r, &wc[k].wr_id); k++) {
 		uint64_t id = wc[k].wr_id;
 
 		wc[k] = (struct ibv_wc){ .wr_id = id, .status = IBV_WC_SUCCESS,
