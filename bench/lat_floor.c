@@ -21,15 +21,27 @@ static inline uint64_t floor_stamp(void)
 #endif
 }
 
-/* Spin on cq for one CQE: 0 when it came and succeeded, else -1. */
-static inline __attribute__((always_inline)) int floor_wait(int (*poll_fn)(struct ibv_cq *, int,
-									 struct ibv_wc *),
-							    struct ibv_cq *cq)
+/* The spin's operands, kept in memory (the address escapes into an empty
+ * asm): a poll reads them with its call's operands at the cost of reading
+ * registers, and the registers stay free for the loop's index and stamps
+ * (as perftest/engine/lat_run.h's struct lat_spin). */
+struct floor_spin {
+	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *);
+	struct ibv_cq *cq[2];
+};
+
+static inline __attribute__((always_inline)) void floor_spin_kept(struct floor_spin *s)
+{
+	__asm__ volatile("" : : "r"(s) : "memory");
+}
+
+/* Spin on CQ k for one CQE: 0 when it came and succeeded, else -1. */
+static inline __attribute__((always_inline)) int floor_wait(const struct floor_spin *s, int k)
 {
 	struct ibv_wc wc;
 	int n;
 
-	while ((n = poll_fn(cq, 1, &wc)) == 0)
+	while ((n = s->poll_fn(s->cq[k], 1, &wc)) == 0)
 		;
 	return n < 0 || wc.status != IBV_WC_SUCCESS ? -1 : 0;
 }
@@ -38,8 +50,9 @@ __attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_c
 					      uint64_t *stamps, uint64_t iters,
 					      const struct floor_wr *w)
 {
-	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+	struct floor_spin spin = { cq->context->ops.poll_cq, { cq, cq } };
 
+	floor_spin_kept(&spin);
 	for (uint64_t i = 0; i < iters; i++) {
 		stamps[i] = floor_stamp();
 		ibv_wr_start(qx);
@@ -47,7 +60,7 @@ __attribute__((noinline)) int floor_read_spin(struct ibv_qp_ex *qx, struct ibv_c
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx))
 			return -1;
-		if (floor_wait(poll_fn, cq))
+		if (floor_wait(&spin, 0))
 			return -1;
 	}
 	return 0;
@@ -60,8 +73,9 @@ __attribute__((noinline)) int floor_write_spin(struct ibv_qp_ex *qx, struct ibv_
 					       const struct floor_wr *w, uint8_t *payload_last,
 					       const volatile uint8_t *peer_last)
 {
-	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+	struct floor_spin spin = { cq->context->ops.poll_cq, { cq, cq } };
 
+	floor_spin_kept(&spin);
 	for (uint64_t i = 0; i < iters; i++) {
 		while (*peer_last != (uint8_t)(i + 1))
 			;
@@ -72,7 +86,7 @@ __attribute__((noinline)) int floor_write_spin(struct ibv_qp_ex *qx, struct ibv_
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx))
 			return -1;
-		if (floor_wait(poll_fn, cq))
+		if (floor_wait(&spin, 0))
 			return -1;
 	}
 	return 0;
@@ -83,18 +97,19 @@ __attribute__((noinline)) int floor_read_spin_old(struct ibv_qp *qp, struct ibv_
 						  uint64_t *stamps, uint64_t iters,
 						  const struct floor_wr *w)
 {
-	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = cq->context->ops.poll_cq;
+	struct floor_spin spin = { cq->context->ops.poll_cq, { cq, cq } };
 	struct ibv_sge sge = { .addr = w->addr, .length = w->len, .lkey = w->lkey };
 	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
 				  .wr.rdma = { .remote_addr = w->raddr, .rkey = w->rkey } };
 	struct ibv_send_wr *bad;
 
+	floor_spin_kept(&spin);
 	for (uint64_t i = 0; i < iters; i++) {
 		stamps[i] = floor_stamp();
 		if (ibv_post_send(qp, &wr, &bad))
 			return -1;
-		if (floor_wait(poll_fn, cq))
+		if (floor_wait(&spin, 0))
 			return -1;
 	}
 	return 0;
@@ -107,9 +122,10 @@ __attribute__((noinline)) int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_q
 					      uint64_t *stamps, uint64_t iters,
 					      const struct floor_wr *w, struct ibv_recv_wr *recv)
 {
-	int (*poll_fn)(struct ibv_cq *, int, struct ibv_wc *) = scq->context->ops.poll_cq;
+	struct floor_spin spin = { scq->context->ops.poll_cq, { scq, rcq } };
 	struct ibv_recv_wr *bad;
 
+	floor_spin_kept(&spin);
 	for (uint64_t i = 0; i < iters; i++) {
 		stamps[i] = floor_stamp();
 		ibv_wr_start(qx);
@@ -117,7 +133,7 @@ __attribute__((noinline)) int floor_send_spin(struct ibv_qp_ex *qx, struct ibv_q
 		ibv_wr_set_sge(qx, w->lkey, w->addr, w->len);
 		if (ibv_wr_complete(qx))
 			return -1;
-		if (floor_wait(poll_fn, scq) || floor_wait(poll_fn, rcq) ||
+		if (floor_wait(&spin, 0) || floor_wait(&spin, 1) ||
 		    ibv_post_recv(qp, recv, &bad))
 			return -1;
 	}

@@ -39,6 +39,7 @@ struct pt_hook_pairs pt_lat_pairs_retake(const struct lat_run *r, struct pt_hook
  * WR of the run, and QP 0's post count, set once (the builder reads them,
  * nothing of the run writes them again: lat_post_send). */
 static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struct lat_run *r,
+									   struct lat_spin *spin,
 									   bool events, bool hooks,
 									   enum lat_form form,
 									   enum lat_reposts reposts)
@@ -52,8 +53,12 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 		qx->wr_id = r->wrs.send.wr_id;
 		qx->wr_flags = r->wrs.send.send_flags;
 	}
-	return (struct lat_plain){ .stamps = r->m->stamps, .cq = { r->cq[0], r->cq[1] },
-				   .poll_fn = r->cq[0]->context->ops.poll_cq,
+	*spin = (struct lat_spin){ .poll_fn = r->cq[0]->context->ops.poll_cq,
+				   .cq = { r->cq[0], r->cq[1] },
+				   .polls_left = LAT_SPINS_PER_CHECK };
+	/* the polls' local escapes: kept in memory, read again after each call */
+	__asm__ volatile("" : : "r"(spin) : "memory");
+	return (struct lat_plain){ .stamps = r->m->stamps, .spin = spin,
 				   .arm_fn = r->cq[0]->context->ops.req_notify_cq,
 				   .waker = &r->res->waker, .channel = r->res->channel, .qx = qx,
 				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events,
@@ -120,11 +125,14 @@ enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 /* The iteration's time: raw in a hooks-off plain copy, where it goes into
  * the stamps only (post_one's probes read the clock themselves), converted
  * by the report (pt_lat_meas_ns); nanoseconds where hooks or the general
- * copy's rules read it. */
+ * copy's rules read it. A spinning plain copy runs only on a clock that
+ * needs no test per read (pt_lat_copy_of). */
 static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_plain *p,
 							    enum lat_hooks how)
 {
-	return p && how == LAT_OFF ? pt_now_raw() : pt_now_ns();
+	if (p && how == LAT_OFF)
+		return p->events ? pt_now_raw() : pt_now_raw_fixed();
+	return pt_now_ns();
 }
 
 /* -e in a plain copy, the steady state inline: the CQ armed since its
@@ -145,18 +153,18 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
 	if (__builtin_expect(r->armed[recv], 1) &&
 	    !(idle = __builtin_expect((n = pt_chan_sleep(p->waker, p->channel, &ev_cq, &ev_ctx)) != 1,
 				      0))) {
-		if (__builtin_expect(ev_cq != p->cq[recv], 0)) {
+		if (__builtin_expect(ev_cq != p->spin->cq[recv], 0)) {
 			pt_lat_event_count(r, ev_cq);
 		} else {
 			/* its event disarmed it: armed again at once (r->armed stays) */
 			if (__builtin_expect(++r->unacked[recv] >= LAT_ACK_BATCH, 0))
 				pt_lat_ack(r, recv);
-			n = p->arm_fn(p->cq[recv], 0);
+			n = p->arm_fn(p->spin->cq[recv], 0);
 			if (__builtin_expect(n != 0, 0)) {
 				r->armed[recv] = false;
 				return pt_lat_arm_failed(n);
 			}
-			n = p->poll_fn(p->cq[recv], 1, wc);
+			n = p->spin->poll_fn(p->spin->cq[recv], 1, wc);
 			if (__builtin_expect(n == 1, 1))
 				return 1;
 			if (n < 0)
@@ -195,11 +203,15 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		const unsigned turns = hooks ? 1 : LAT_SPINS_PER_CHECK;
 
 		/* a poll for one CQE: 1, 0 or a failure; > 0 tests the flags
-		 * the spin's own test of 0 left (no compare of its own) */
-		n = poll_turns(r, recv, wc, hw_ns, turns, p);
+		 * the spin's own test of 0 left (no compare of its own). A
+		 * hooks-off plain copy spins on its count (struct lat_spin):
+		 * 0 there is LAT_SPINS_PER_CHECK empty polls since the look. */
+		n = p && !hooks ? spin_polls(p, recv, wc) : poll_turns(r, recv, wc, hw_ns, turns, p);
 		if (__builtin_expect(n > 0, 1))
 			return cqe_taken(r, recv, hooks, watched, side, wc, t);
 		n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
+		if (p && !hooks)   /* the wait looked at the rules last */
+			p->spin->polls_left = LAT_SPINS_PER_CHECK;
 	}
 	*t = r->t_cqe;
 	return n;

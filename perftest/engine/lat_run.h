@@ -55,18 +55,30 @@ static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
  * first part, in none of its last (lat_send_as splits the loop there). */
 enum lat_reposts { LAT_REPOSTS_TEST, LAT_REPOSTS_DUE, LAT_REPOSTS_NONE };
 
+/* A plain copy's polls: the provider's poll function, the CQs, and the
+ * empty polls left before the stop rules' next look while spinning with
+ * the hooks off (LAT_SPINS_PER_CHECK across waits: a CQE leaves the rest
+ * to the next wait, so a wait sets no count). The copy keeps it in memory
+ * (its address escapes, lat_plain_of): a spin's turn reads it with its
+ * call's operands (from memory at the cost of from a register), and the
+ * registers it would take hold the loop's index and stamps. */
+struct lat_spin {
+	pt_poll_fn poll_fn;
+	struct ibv_cq *cq[2];
+	unsigned polls_left;
+};
+
 /* A loop's copy for the plain case: a run of known length into the stamps
  * array (no duration, no histogram), no gap, no NIC times, spinning on
  * ibv_poll_cq or (events, -e) sleeping on the completion channel, the
  * loop's verb built inline (lat_fast_op) or the old post API, no immediate
  * data, send_lat's receives one per call on the QP: no test of those per
- * iteration; the array, the CQs, the provider's poll and arming functions
- * and the new API's QP (NULL: the old API) in a local (registers, or one load each).
- * NULL: the general case. */
+ * iteration; the array, the polls (struct lat_spin), the provider's arming
+ * function and the new API's QP (NULL: the old API) in a local (registers,
+ * or one load each). NULL: the general case. */
 struct lat_plain {
 	uint64_t *stamps;
-	struct ibv_cq *cq[2];
-	pt_poll_fn poll_fn;
+	struct lat_spin *spin;
 	int (*arm_fn)(struct ibv_cq *, int);   /* the provider's req_notify_cq */
 	struct pt_chan_waker *waker;           /* -e: the channel's (chan_wait.h) */
 	struct ibv_comp_channel *channel;
@@ -196,22 +208,45 @@ static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bo
 
 /* Up to `turns` polls of CQ `recv` for one completion; the last poll's
  * result. Spinning on ibv_poll_cq, the CQ and the provider's poll function
- * stay in registers across the turns (the inline ibv_poll_cq reloads both
- * through the CQ's context at every call): a turn is the call and two
- * tests, as the wait needs no more until the stop rules' look. */
+ * are at hand across the turns (the inline ibv_poll_cq reloads both
+ * through the CQ's context at every call): in registers, or in a plain
+ * copy's struct lat_spin, read with the call's operands. A turn is the
+ * call and two tests, as the wait needs no more until the stop rules'
+ * look. */
 static inline __attribute__((always_inline)) int poll_turns(const struct lat_run *r, bool recv,
 							    struct ibv_wc *wc, uint64_t *hw_ns,
 							    unsigned turns, const struct lat_plain *p)
 {
 	int n;
 
-	if (p)
-		return pt_spin_poll(p->poll_fn, p->cq[recv], 1, wc, turns);
+	if (p) {
+		const struct lat_spin *s = p->spin;
+
+		do
+			n = s->poll_fn(s->cq[recv], 1, wc);
+		while (n == 0 && --turns);
+		return n;
+	}
 	if (__builtin_expect(r->plain_poll, 1))
 		return pt_spin_poll(r->cq[recv]->context->ops.poll_cq, r->cq[recv], 1, wc, turns);
 	do
 		n = pt_poll_cq(r->res, recv, 1, wc, hw_ns);
 	while (n == 0 && --turns);
+	return n;
+}
+
+/* A hooks-off plain copy's spin: polls of CQ recv for one completion
+ * while it is empty and the spin's count of polls lasts; the last poll's
+ * result (0: the count ran out, the stop rules' look is due). */
+static inline __attribute__((always_inline)) int spin_polls(const struct lat_plain *p, bool recv,
+							    struct ibv_wc *wc)
+{
+	struct lat_spin *s = p->spin;
+	int n;
+
+	do
+		n = s->poll_fn(s->cq[recv], 1, wc);
+	while (n == 0 && --s->polls_left);
 	return n;
 }
 

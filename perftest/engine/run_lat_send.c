@@ -212,8 +212,9 @@ out:
 static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, bool hooks,
 							    enum lat_copy copy, enum lat_form form)
 {
+	struct lat_spin spin;   /* a plain copy's (lat_plain_of) */
 	const struct lat_plain pl = copy != LAT_GENERAL ?
-					    lat_plain_of(r, copy == LAT_PLAIN_EVENTS, hooks, form,
+					    lat_plain_of(r, &spin, copy == LAT_PLAIN_EVENTS, hooks, form,
 							 LAT_REPOSTS_TEST) :
 					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;

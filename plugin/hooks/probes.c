@@ -14,7 +14,7 @@ PT_SEMAPHORE(run_end);
 
 /* The per-WR ones: one word, each semaphore's symbol (the name its note
  * gives) at its half (probes.h), so that the kernel raises that half. */
-volatile union pt_probe_wr_semaphores pt_probe_wr_semaphores
+union pt_probe_wr_semaphores pt_probe_wr_semaphores
 	__attribute__((section(".probes"), aligned(8))) = { 0 };
 #define PT_SEMAPHORE_IN_WORD(name, half)                                              \
 	__asm__(".globl perftest_" #name "_semaphore\n\t"                               \

@@ -33,13 +33,16 @@ extern volatile unsigned short perftest_run_start_semaphore, perftest_run_end_se
 
 /* The four per-WR probes' semaphores (post, post_recv, complete,
  * complete_recv) are the halves of one aligned word (probes.c), so a loop
- * tests them all with one load per iteration, then each only while one is
- * raised. */
+ * tests them all with one compare per iteration, then each only while one
+ * is raised. The word is not volatile:
+ * the loops that test it call the provider between two tests, so the
+ * compiler reads it again each time, and a plain read is one compare with
+ * memory where a volatile one is a load and a test. */
 union pt_probe_wr_semaphores {
 	uint64_t any;
 	unsigned short one[4];
 };
-extern volatile union pt_probe_wr_semaphores pt_probe_wr_semaphores;
+extern union pt_probe_wr_semaphores pt_probe_wr_semaphores;
 #define PT_PROBES_WR_ON() __builtin_expect(pt_probe_wr_semaphores.any != 0, 0)
 
 /* The six-argument form every probe uses (unused slots are 0), so the
