@@ -20,8 +20,12 @@
 #include "plugin/hooks/probes.h"
 
 /* Which copy of a loop runs (struct lat_plain): the general one, or a
- * plain one, spinning or (-e) sleeping on the completion channel. */
-enum lat_copy { LAT_GENERAL, LAT_PLAIN, LAT_PLAIN_EVENTS };
+ * plain one, spinning or (-e) sleeping on the completion channel. The
+ * hooks-off spinning one stamps with the clock it is built for, untested
+ * per read (lat_now): LAT_PLAIN with the TSC (or a build without one),
+ * LAT_PLAIN_RAW with clock_gettime where the TSC is off (no invariant TSC,
+ * as in the lab's guests, or PERFTEST_CLOCK=raw; lat_spin_copy). */
+enum lat_copy { LAT_GENERAL, LAT_PLAIN, LAT_PLAIN_RAW, LAT_PLAIN_EVENTS };
 
 /* lat_setup.c */
 void pt_lat_start(struct lat_run *r, uint64_t now);
@@ -40,7 +44,7 @@ struct pt_hook_pairs pt_lat_pairs_retake(const struct lat_run *r, struct pt_hook
  * nothing of the run writes them again: lat_post_send). */
 static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struct lat_run *r,
 									   struct lat_spin *spin,
-									   bool events, bool hooks,
+									   enum lat_copy copy, bool hooks,
 									   enum lat_form form,
 									   enum lat_reposts reposts)
 {
@@ -61,8 +65,15 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 	return (struct lat_plain){ .stamps = r->m->stamps, .spin = spin,
 				   .arm_fn = r->cq[0]->context->ops.req_notify_cq,
 				   .waker = &r->res->waker, .channel = r->res->channel, .qx = qx,
-				   .q = &r->res->qps[0], .iters = r->l->opt.iters, .events = events,
+				   .q = &r->res->qps[0], .iters = r->l->opt.iters,
+				   .events = copy == LAT_PLAIN_EVENTS, .clock_raw = copy == LAT_PLAIN_RAW,
 				   .form = form, .reposts = reposts };
+}
+
+/* A hooks-off spinning plain copy for the run's clock (enum lat_copy). */
+static inline enum lat_copy lat_spin_copy(void)
+{
+	return pt_now_raw_fixed_ok() ? LAT_PLAIN : LAT_PLAIN_RAW;
 }
 
 /* A plain copy's local with its reposts known (enum lat_reposts). */
@@ -125,13 +136,16 @@ enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 /* The iteration's time: raw in a hooks-off plain copy, where it goes into
  * the stamps only (post_one's probes read the clock themselves), converted
  * by the report (pt_lat_meas_ns); nanoseconds where hooks or the general
- * copy's rules read it. A spinning plain copy runs only on a clock that
- * needs no test per read (pt_lat_copy_of). */
+ * copy's rules read it. A hooks-off spinning plain copy reads the clock
+ * it is built for, with no test (enum lat_copy). */
 static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_plain *p,
 							    enum lat_hooks how)
 {
-	if (p && how == LAT_OFF)
-		return p->events ? pt_now_raw() : pt_now_raw_fixed();
+	if (p && how == LAT_OFF) {
+		if (p->events)
+			return pt_now_raw();
+		return p->clock_raw ? pt_clock_raw_ns() : pt_now_raw_fixed();
+	}
 	return pt_now_ns();
 }
 
@@ -206,12 +220,20 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		 * the spin's own test of 0 left (no compare of its own). A
 		 * hooks-off plain copy spins on its count (struct lat_spin):
 		 * 0 there is LAT_SPINS_PER_CHECK empty polls since the look. */
-		n = p && !hooks ? spin_polls(p, recv, wc) : poll_turns(r, recv, wc, hw_ns, turns, p);
-		if (__builtin_expect(n > 0, 1))
-			return cqe_taken(r, recv, hooks, watched, side, wc, t);
-		n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
-		if (p && !hooks)   /* the wait looked at the rules last */
-			p->spin->polls_left = LAT_SPINS_PER_CHECK;
+		if (p && !hooks) {
+			n = spin_polls(p, recv, wc);
+			if (__builtin_expect(n > 0, 1))
+				return cqe_taken(r, recv, hooks, watched, side, wc, t);
+			if (n < 0)   /* apart: 0 is the wait's constant below */
+				return pt_lat_poll_failed(n);
+			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, 0, turns);
+			p->spin->polls_left = LAT_SPINS_PER_CHECK;   /* it looked last */
+		} else {
+			n = poll_turns(r, recv, wc, hw_ns, turns, p);
+			if (__builtin_expect(n > 0, 1))
+				return cqe_taken(r, recv, hooks, watched, side, wc, t);
+			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
+		}
 	}
 	*t = r->t_cqe;
 	return n;

@@ -86,6 +86,7 @@ struct lat_plain {
 	struct pt_qp *q;   /* QP 0 */
 	uint64_t iters;    /* -n: send_lat reposts while fewer are posted */
 	bool events;   /* a constant in each copy */
+	bool clock_raw;   /* a constant: the stamps by clock_gettime (LAT_PLAIN_RAW) */
 	enum lat_form form;         /* a constant in each copy */
 	enum lat_reposts reposts;   /* a constant in each of send_lat's copies */
 };

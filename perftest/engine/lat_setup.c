@@ -82,12 +82,7 @@ enum lat_copy pt_lat_copy_of(const struct lat_run *r, enum ibv_wr_opcode op)
 
 	if (!plain)
 		return LAT_GENERAL;
-	if (r->events)
-		return LAT_PLAIN_EVENTS;
-	/* spinning, the stamps' clock untested per read (lat_now): the TSC,
-	 * or a build without one; else (PERFTEST_CLOCK=raw, no invariant
-	 * TSC) the general copy */
-	return pt_now_raw_fixed_ok() ? LAT_PLAIN : LAT_GENERAL;
+	return r->events ? LAT_PLAIN_EVENTS : LAT_PLAIN;
 }
 
 enum lat_form pt_lat_form_of(const struct lat_run *r, enum ibv_wr_opcode op)

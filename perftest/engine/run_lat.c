@@ -112,7 +112,7 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 {
 	struct lat_spin spin;   /* a plain copy's (lat_plain_of) */
 	const struct lat_plain pl = copy != LAT_GENERAL ?
-					    lat_plain_of(r, &spin, copy == LAT_PLAIN_EVENTS, hooks, form,
+					    lat_plain_of(r, &spin, copy, hooks, form,
 							 LAT_REPOSTS_NONE) :
 					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
@@ -126,19 +126,19 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	uint64_t i;
 	int rc = 1;
 
-	/* the first iteration apart (watched: lat_watched) */
+	/* the first iteration apart (watched: lat_watched); the rest as
+	 * lat_read_as's */
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last,
-							  peer_last, side)) > 0)
-		for (i = 1;; i++) {
-			if (!more(r, i, p)) {
-				rc = 1;   /* set here: rc is not live across an iteration */
-				break;
-			}
+							  peer_last, side)) > 0 && more(r, ++i, p)) {
+		do
 			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last,
 						 peer_last, side)) <= 0)
-				break;
-		}
+				goto out;
+		while (more(r, ++i, p));
+		rc = 1;
+	}
+out:
 	/* the server's last write is answered once more */
 	if (rc > 0 && !client && !r->duration && !pt_interrupted && pt_lat_wait_byte(r, (uint8_t)i) <= 0)
 		rc = -1;
@@ -155,24 +155,30 @@ static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
 	return lat_write_as(r, false, LAT_GENERAL, LAT_FORM_OLD);
 }
 
-/* the plain copies, one function per post form: the hooks' and the
- * hooks-off one */
+/* the plain copies, one function per post form: the hooks' one and the
+ * hooks-off ones (one per clock, enum lat_copy) */
 static __attribute__((noinline)) int lat_write_old(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_OLD) :
-		       lat_write_as(r, false, LAT_PLAIN, LAT_FORM_OLD);
+	if (hooks)
+		return lat_write_as(r, true, LAT_PLAIN, LAT_FORM_OLD);
+	return lat_spin_copy() == LAT_PLAIN ? lat_write_as(r, false, LAT_PLAIN, LAT_FORM_OLD) :
+					       lat_write_as(r, false, LAT_PLAIN_RAW, LAT_FORM_OLD);
 }
 
 static __attribute__((noinline)) int lat_write_sge(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_SGE) :
-		       lat_write_as(r, false, LAT_PLAIN, LAT_FORM_SGE);
+	if (hooks)
+		return lat_write_as(r, true, LAT_PLAIN, LAT_FORM_SGE);
+	return lat_spin_copy() == LAT_PLAIN ? lat_write_as(r, false, LAT_PLAIN, LAT_FORM_SGE) :
+					       lat_write_as(r, false, LAT_PLAIN_RAW, LAT_FORM_SGE);
 }
 
 static __attribute__((noinline)) int lat_write_inline(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_INLINE) :
-		       lat_write_as(r, false, LAT_PLAIN, LAT_FORM_INLINE);
+	if (hooks)
+		return lat_write_as(r, true, LAT_PLAIN, LAT_FORM_INLINE);
+	return lat_spin_copy() == LAT_PLAIN ? lat_write_as(r, false, LAT_PLAIN, LAT_FORM_INLINE) :
+					       lat_write_as(r, false, LAT_PLAIN_RAW, LAT_FORM_INLINE);
 }
 
 /* write_lat waits on memory: no plain copy sleeps on the channel */
@@ -202,7 +208,7 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 {
 	struct lat_spin spin;   /* a plain copy's (lat_plain_of) */
 	const struct lat_plain pl = copy != LAT_GENERAL ?
-					    lat_plain_of(r, &spin, copy == LAT_PLAIN_EVENTS, hooks, form,
+					    lat_plain_of(r, &spin, copy, hooks, form,
 							 LAT_REPOSTS_NONE) :
 					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
@@ -210,19 +216,20 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	uint64_t i, t_last = 0;
 	int rc = 1;
 
-	/* the first iteration apart (watched: lat_watched) */
+	/* the first iteration apart (watched: lat_watched); the rest tested
+	 * at their end (a do-while: one branch back), rc set after it (not
+	 * live across an iteration) */
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p, op,
-						    &t_last)) > 0)
-		for (i = 1;; i++) {
-			if (!more(r, i, p)) {
-				rc = 1;   /* as lat_write_as */
-				break;
-			}
+						    &t_last)) > 0 && more(r, ++i, p)) {
+		do
 			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, &h, p, op,
 						   &t_last)) <= 0)
-				break;
-		}
+				goto out;
+		while (more(r, ++i, p));
+		rc = 1;
+	}
+out:
 	return lat_out(r, rc, i, hooks, false, &h);
 }
 
@@ -246,34 +253,44 @@ static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r, en
 }
 
 /* the spinning plain copies, one function per post form (a READ is never
- * inline): the hooks' and the hooks-off one; the old API's posts the run's
- * WR as it is, atomics too */
+ * inline): the hooks' one and the hooks-off ones (one per clock, enum
+ * lat_copy); the old API's posts the run's WR as it is, atomics too */
 static __attribute__((noinline)) int lat_read_old(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
-		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD);
+	if (hooks)
+		return lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD);
+	return lat_spin_copy() == LAT_PLAIN ?
+		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
+		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_OLD);
 }
 
 static __attribute__((noinline)) int lat_read_sge(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
-		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE);
+	if (hooks)
+		return lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE);
+	return lat_spin_copy() == LAT_PLAIN ?
+		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
+		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_SGE);
 }
 
 /* atomic_lat's plain copies, hooks off (with the hooks: the general ones),
  * on the new API only: the form is SGE */
 static __attribute__((noinline)) int lat_fadd_plain(struct lat_run *r, bool events)
 {
-	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_FETCH_AND_ADD,
-				    LAT_FORM_SGE) :
-			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_FETCH_AND_ADD, LAT_FORM_SGE);
+	if (events)
+		return lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_FETCH_AND_ADD, LAT_FORM_SGE);
+	return lat_spin_copy() == LAT_PLAIN ?
+		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_FETCH_AND_ADD, LAT_FORM_SGE) :
+		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_ATOMIC_FETCH_AND_ADD, LAT_FORM_SGE);
 }
 
 static __attribute__((noinline)) int lat_cswp_plain(struct lat_run *r, bool events)
 {
-	return events ? lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_CMP_AND_SWP,
-				    LAT_FORM_SGE) :
-			lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_CMP_AND_SWP, LAT_FORM_SGE);
+	if (events)
+		return lat_read_as(r, false, LAT_PLAIN_EVENTS, IBV_WR_ATOMIC_CMP_AND_SWP, LAT_FORM_SGE);
+	return lat_spin_copy() == LAT_PLAIN ?
+		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_ATOMIC_CMP_AND_SWP, LAT_FORM_SGE) :
+		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_ATOMIC_CMP_AND_SWP, LAT_FORM_SGE);
 }
 
 static int lat_read(struct lat_run *r)

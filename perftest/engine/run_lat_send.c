@@ -214,7 +214,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 {
 	struct lat_spin spin;   /* a plain copy's (lat_plain_of) */
 	const struct lat_plain pl = copy != LAT_GENERAL ?
-					    lat_plain_of(r, &spin, copy == LAT_PLAIN_EVENTS, hooks, form,
+					    lat_plain_of(r, &spin, copy, hooks, form,
 							 LAT_REPOSTS_TEST) :
 					    (struct lat_plain){ 0 };
 	const struct lat_plain *p = copy != LAT_GENERAL ? &pl : NULL;
@@ -231,7 +231,7 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	i = 0;
 	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, &h, p)) > 0) {
 		i = 1;
-		if (copy == LAT_PLAIN && !hooks)
+		if ((copy == LAT_PLAIN || copy == LAT_PLAIN_RAW) && !hooks)
 			rc = lat_send_split(r, &i, side, &h, p);
 		else
 			for (; more(r, i, p); i++)
@@ -270,24 +270,30 @@ static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r, en
 				      lat_send_as(r, false, LAT_PLAIN_EVENTS, LAT_FORM_INLINE);
 }
 
-/* the spinning plain copies, one function per post form: the hooks' and
- * the hooks-off one */
+/* the spinning plain copies, one function per post form: the hooks' one
+ * and the hooks-off ones (one per clock, enum lat_copy) */
 static __attribute__((noinline)) int lat_send_old(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_OLD) :
-		       lat_send_as(r, false, LAT_PLAIN, LAT_FORM_OLD);
+	if (hooks)
+		return lat_send_as(r, true, LAT_PLAIN, LAT_FORM_OLD);
+	return lat_spin_copy() == LAT_PLAIN ? lat_send_as(r, false, LAT_PLAIN, LAT_FORM_OLD) :
+					       lat_send_as(r, false, LAT_PLAIN_RAW, LAT_FORM_OLD);
 }
 
 static __attribute__((noinline)) int lat_send_sge(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_SGE) :
-		       lat_send_as(r, false, LAT_PLAIN, LAT_FORM_SGE);
+	if (hooks)
+		return lat_send_as(r, true, LAT_PLAIN, LAT_FORM_SGE);
+	return lat_spin_copy() == LAT_PLAIN ? lat_send_as(r, false, LAT_PLAIN, LAT_FORM_SGE) :
+					       lat_send_as(r, false, LAT_PLAIN_RAW, LAT_FORM_SGE);
 }
 
 static __attribute__((noinline)) int lat_send_inline(struct lat_run *r, bool hooks)
 {
-	return hooks ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_INLINE) :
-		       lat_send_as(r, false, LAT_PLAIN, LAT_FORM_INLINE);
+	if (hooks)
+		return lat_send_as(r, true, LAT_PLAIN, LAT_FORM_INLINE);
+	return lat_spin_copy() == LAT_PLAIN ? lat_send_as(r, false, LAT_PLAIN, LAT_FORM_INLINE) :
+					       lat_send_as(r, false, LAT_PLAIN_RAW, LAT_FORM_INLINE);
 }
 
 static int lat_send(struct lat_run *r)

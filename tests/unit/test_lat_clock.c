@@ -4,7 +4,8 @@
  * nanoseconds before the report reads them, exactly as pt_now_ns() would
  * have read them. With the TSC on (skipped where the CPU has no invariant
  * one), each loop's stamps, once converted, lie between the clock read
- * before the run and the one after, in order; unconverted they do not. */
+ * before the run and the one after, in order; unconverted they do not.
+ * With the TSC off, the copies built for clock_gettime stamp nanoseconds. */
 #define PT_LOOP_VIEW_ONLY
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,6 +86,60 @@ static void test_lat_raw_stamps(void **state)
 	pt_clock_reset();
 }
 
+/* With the TSC off (PERFTEST_CLOCK=raw, or a CPU without an invariant
+ * TSC, as the lab's guests) the spinning plain copies are the ones built
+ * for clock_gettime (LAT_PLAIN_RAW): their stamps, raw as every plain
+ * copy's, are already nanoseconds, between the reads before and after the
+ * run, in order (TSC ticks would not be, on this machine). */
+static void check_clock_gettime_run(enum ibv_wr_opcode op, bool qpx)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	const uint64_t iters = 100;
+	struct fake *f = fake_new_lat(&l, op, iters, qpx);
+	uint64_t t0, t1;
+	int rc;
+
+	if (op == IBV_WR_SEND) {
+		f->echo = true;
+		assert_int_equal(pt_post_recv(&l, 0, 4), 0);
+	}
+	if (op == IBV_WR_RDMA_WRITE) {
+		f->echo_write = true;
+		f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
+	}
+	t0 = pt_clock_raw_ns();
+	rc = op == IBV_WR_SEND ? pt_run_lat_send(&l, &m) :
+	     op == IBV_WR_RDMA_WRITE ? pt_run_lat_write(&l, &m) : pt_run_lat_read(&l, &m);
+	t1 = pt_clock_raw_ns();
+	assert_int_equal(rc, 0);
+	assert_int_equal(m.n, iters);
+	assert_true(m.raw);   /* a plain copy's */
+	for (uint64_t k = 0; k < m.n; k++) {
+		assert_true(m.stamps[k] >= t0 && m.stamps[k] <= t1);
+		if (k)
+			assert_true(m.stamps[k] >= m.stamps[k - 1]);
+	}
+	pt_lat_meas_ns(&m);   /* nothing to convert: the same */
+	assert_true(m.stamps[0] >= t0 && m.stamps[iters - 1] <= t1);
+	pt_lat_meas_free(&m);
+	fake_free(f);
+}
+
+static void test_lat_plain_clock_gettime(void **state)
+{
+	static const enum ibv_wr_opcode ops[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+						  IBV_WR_ATOMIC_FETCH_AND_ADD };
+
+	(void)state;
+	assert_int_equal(pt_clock_setup(PT_CLOCK_RAW, "/proc/cpuinfo", NULL), 0);
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		check_clock_gettime_run(ops[k], true);
+	check_clock_gettime_run(IBV_WR_RDMA_READ, false);   /* the old post API's copy */
+	check_clock_gettime_run(IBV_WR_SEND, false);
+	pt_clock_reset();
+}
+
 /* The general copies (the old post API here) stamp nanoseconds: nothing
  * to convert. */
 static void test_lat_general_stamps_ns(void **state)
@@ -115,6 +170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lat_raw_stamps),
 		cmocka_unit_test(test_lat_general_stamps_ns),
+		cmocka_unit_test(test_lat_plain_clock_gettime),
 	};
 
 	return cmocka_run_group_tests(tests, tsc_on, NULL);
