@@ -59,6 +59,8 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 	}
 	*spin = (struct lat_spin){ .poll_fn = r->cq[0]->context->ops.poll_cq,
 				   .cq = { r->cq[0], r->cq[1] },
+				   .post_fn = r->res->qps[0].qp->context->ops.post_send,
+				   .qp = r->res->qps[0].qp, .wr = &r->wrs.send,
 				   .polls_left = LAT_SPINS_PER_CHECK };
 	/* the polls' local escapes: kept in memory, read again after each call */
 	__asm__ volatile("" : : "r"(spin) : "memory");
@@ -265,7 +267,8 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
 /* The run's send WR. The loop's verb op (a constant in each loop) with the
  * new post API, when the run posts it plainly (lat_fast_op): inline, the
  * builder after wr_start and the setter after the builder
- * (docs/upstream-behaviour.md §10). The old post API inline (one call).
+ * (docs/upstream-behaviour.md §10). The old post API inline (one call; a
+ * plain copy's through its struct lat_spin).
  * A plain copy's form says which (a constant in the spinning copies: no
  * test per WR). The rest, and a failed post (said), in post.c. */
 static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
@@ -303,7 +306,8 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 		rc = ibv_wr_complete(qx);
 		if (__builtin_expect(rc != 0, 0))
 			return pt_lat_post_failed(rc);
-	} else if ((!p && q->qpx) || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
+	} else if (p ? __builtin_expect(p->spin->post_fn(p->spin->qp, p->spin->wr, &bad) != 0, 0) :
+		       q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
 		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
 	}
 	if (!p)   /* the plain copy set it once (lat_plain_of) */

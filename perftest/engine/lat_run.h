@@ -55,16 +55,20 @@ static inline bool lat_op_may_inline(enum ibv_wr_opcode op)
  * first part, in none of its last (lat_send_as splits the loop there). */
 enum lat_reposts { LAT_REPOSTS_TEST, LAT_REPOSTS_DUE, LAT_REPOSTS_NONE };
 
-/* A plain copy's polls: the provider's poll function, the CQs, and the
- * empty polls left before the stop rules' next look while spinning with
- * the hooks off (LAT_SPINS_PER_CHECK across waits: a CQE leaves the rest
- * to the next wait, so a wait sets no count). The copy keeps it in memory
- * (its address escapes, lat_plain_of): a spin's turn reads it with its
- * call's operands (from memory at the cost of from a register), and the
- * registers it would take hold the loop's index and stamps. */
+/* A plain copy's calls into the provider: the poll function and the CQs,
+ * the old post API's post function, QP and WR, and the empty polls left
+ * before the stop rules' next look while spinning with the hooks off
+ * (LAT_SPINS_PER_CHECK across waits: a CQE leaves the rest to the next
+ * wait, so a wait sets no count). The copy keeps it in memory (its
+ * address escapes, lat_plain_of): a call reads it with its operands (from
+ * memory at the cost of from a register), and the registers it would take
+ * hold the loop's index and stamps. */
 struct lat_spin {
 	pt_poll_fn poll_fn;
 	struct ibv_cq *cq[2];
+	int (*post_fn)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+	struct ibv_qp *qp;
+	struct ibv_send_wr *wr;
 	unsigned polls_left;
 };
 
