@@ -24,29 +24,49 @@
 #include "util/tsc.h"
 #include "fake_verbs.h"
 
-static void check_raw_run(enum ibv_wr_opcode op, bool qpx)
+/* A client's run of op's loop over the fake (the peer's part played by
+ * it), iters WRs; *t0 and *t1 the clock read by now() before and after. */
+static struct fake *run_loop(enum ibv_wr_opcode op, uint64_t iters, bool qpx, struct pt_loop *l,
+			     struct pt_lat_meas *m, uint64_t (*now)(void), uint64_t *t0,
+			     uint64_t *t1)
 {
-	struct pt_loop l;
-	struct pt_lat_meas m;
-	const uint64_t iters = 200;
-	struct fake *f = fake_new_lat(&l, op, iters, qpx);
-	uint64_t t0, t1, raw0;
+	struct fake *f = fake_new_lat(l, op, iters, qpx);
 	int rc;
 
 	if (op == IBV_WR_SEND) {
 		f->echo = true;
-		assert_int_equal(pt_post_recv(&l, 0, 4), 0);
+		assert_int_equal(pt_post_recv(l, 0, 4), 0);
 	}
 	if (op == IBV_WR_RDMA_WRITE) {
 		f->echo_write = true;
 		f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
 	}
-	t0 = pt_now_ns();
-	rc = op == IBV_WR_SEND ? pt_run_lat_send(&l, &m) :
-	     op == IBV_WR_RDMA_WRITE ? pt_run_lat_write(&l, &m) : pt_run_lat_read(&l, &m);
-	t1 = pt_now_ns();
+	*t0 = now();
+	rc = op == IBV_WR_SEND ? pt_run_lat_send(l, m) :
+	     op == IBV_WR_RDMA_WRITE ? pt_run_lat_write(l, m) : pt_run_lat_read(l, m);
+	*t1 = now();
 	assert_int_equal(rc, 0);
-	assert_int_equal(m.n, iters);
+	assert_int_equal(m->n, iters);
+	return f;
+}
+
+static uint64_t now_ns(void)
+{
+	return pt_now_ns();
+}
+
+static uint64_t raw_ns(void)
+{
+	return pt_clock_raw_ns();
+}
+
+static void check_raw_run(enum ibv_wr_opcode op, bool qpx)
+{
+	struct pt_loop l;
+	struct pt_lat_meas m;
+	uint64_t t0, t1, raw0;
+	struct fake *f = run_loop(op, 200, qpx, &l, &m, now_ns, &t0, &t1);
+
 	assert_true(m.raw);
 	raw0 = m.stamps[0];
 	/* ticks are not nanoseconds on this line: unconverted, the report
@@ -96,24 +116,9 @@ static void check_clock_gettime_run(enum ibv_wr_opcode op, bool qpx)
 	struct pt_loop l;
 	struct pt_lat_meas m;
 	const uint64_t iters = 100;
-	struct fake *f = fake_new_lat(&l, op, iters, qpx);
 	uint64_t t0, t1;
-	int rc;
+	struct fake *f = run_loop(op, iters, qpx, &l, &m, raw_ns, &t0, &t1);
 
-	if (op == IBV_WR_SEND) {
-		f->echo = true;
-		assert_int_equal(pt_post_recv(&l, 0, 4), 0);
-	}
-	if (op == IBV_WR_RDMA_WRITE) {
-		f->echo_write = true;
-		f->qps[0].recv_buf[f->run.size - 1] = 1;   /* the server wrote first */
-	}
-	t0 = pt_clock_raw_ns();
-	rc = op == IBV_WR_SEND ? pt_run_lat_send(&l, &m) :
-	     op == IBV_WR_RDMA_WRITE ? pt_run_lat_write(&l, &m) : pt_run_lat_read(&l, &m);
-	t1 = pt_clock_raw_ns();
-	assert_int_equal(rc, 0);
-	assert_int_equal(m.n, iters);
 	assert_true(m.raw);   /* a plain copy's */
 	for (uint64_t k = 0; k < m.n; k++) {
 		assert_true(m.stamps[k] >= t0 && m.stamps[k] <= t1);
