@@ -62,7 +62,7 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 				   .post_fn = r->res->qps[0].qp->context->ops.post_send,
 				   .qp = r->res->qps[0].qp, .wr = &r->wrs.send,
 				   .polls_left = LAT_SPINS_PER_CHECK };
-	/* the polls' local escapes: kept in memory, read again after each call */
+	/* the calls' local escapes: kept in memory, read again after each call */
 	__asm__ volatile("" : : "r"(spin) : "memory");
 	return (struct lat_plain){ .stamps = r->m->stamps, .spin = spin,
 				   .arm_fn = r->cq[0]->context->ops.req_notify_cq,
@@ -226,7 +226,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 			n = spin_polls(p, recv, wc);
 			if (__builtin_expect(n > 0, 1))
 				return cqe_taken(r, recv, hooks, watched, side, wc, t);
-			if (n < 0)   /* apart: 0 is the wait's constant below */
+			if (n < 0)   /* said here: the wait below gets a constant 0 */
 				return pt_lat_poll_failed(n);
 			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, 0, turns);
 			p->spin->polls_left = LAT_SPINS_PER_CHECK;   /* it looked last */
