@@ -132,7 +132,7 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
  * Apart from the hooks, an iteration is watched or not (lat_watched): a
  * watched one tests each USDT probe's semaphore and makes the fault-test
  * stop; a plain copy's iterations past its first are not watched while no
- * tracer raised a per-WR probe's semaphore (one load per iteration). */
+ * tracer raised a per-WR probe's semaphore (one compare per iteration). */
 enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 
 /* The iteration's time: raw in a hooks-off plain copy, where it goes into
