@@ -20,9 +20,9 @@
 #include "plugin/hooks/probes.h"
 
 /* Which copy of a loop runs (struct lat_plain): the general one, or a
- * plain one, spinning or (-e) sleeping on the completion channel. The
- * hooks-off spinning one stamps with the clock it is built for, untested
- * per read (lat_now): LAT_PLAIN with the TSC (or a build without one),
+ * plain one, spinning or (-e) sleeping on the completion channel. A
+ * spinning one reads the clock it is built for, untested per read
+ * (lat_now, lat_now_ns): LAT_PLAIN with the TSC (or a build without one),
  * LAT_PLAIN_RAW with clock_gettime where the TSC is off (no invariant TSC,
  * as in the lab's guests, or PERFTEST_CLOCK=raw; lat_spin_copy). */
 enum lat_copy { LAT_GENERAL, LAT_PLAIN, LAT_PLAIN_RAW, LAT_PLAIN_EVENTS };
@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 				   .form = form, .reposts = reposts };
 }
 
-/* A hooks-off spinning plain copy for the run's clock (enum lat_copy). */
+/* A spinning plain copy for the run's clock (enum lat_copy). */
 static inline enum lat_copy lat_spin_copy(void)
 {
 	return pt_now_raw_fixed_ok() ? LAT_PLAIN : LAT_PLAIN_RAW;
@@ -138,8 +138,8 @@ enum lat_hooks { LAT_OFF, LAT_HELD, LAT_EVENTS };
 /* The iteration's time: raw in a hooks-off plain copy, where it goes into
  * the stamps only (post_one's probes read the clock themselves), converted
  * by the report (pt_lat_meas_ns); nanoseconds where hooks or the general
- * copy's rules read it. A hooks-off spinning plain copy reads the clock
- * it is built for, with no test (enum lat_copy). */
+ * copy's rules read it. A spinning plain copy reads the clock it is
+ * built for, with no test (enum lat_copy). */
 static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_plain *p,
 							    enum lat_hooks how)
 {
@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_p
 			return pt_now_raw();
 		return p->clock_raw ? pt_clock_raw_ns() : pt_now_raw_fixed();
 	}
-	return pt_now_ns();
+	return lat_now_ns(p);
 }
 
 /* -e in a plain copy, the steady state inline: the CQ armed since its
@@ -211,7 +211,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) :
 			pt_lat_wait_events(r, recv, wc, hw_ns, false);
 		if (__builtin_expect(n == 1, 1))
-			return cqe_taken(r, recv, hooks, watched, side, wc, t);
+			return cqe_taken(r, recv, hooks, watched, side, wc, t, p);
 		return n;
 	} else {
 		/* the hooks' copy polls once inline (the spin's registers would
@@ -225,7 +225,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		if (p && !hooks) {
 			n = spin_polls(p, recv, wc);
 			if (__builtin_expect(n > 0, 1))
-				return cqe_taken(r, recv, hooks, watched, side, wc, t);
+				return cqe_taken(r, recv, hooks, watched, side, wc, t, p);
 			if (n < 0)   /* said here: the wait below gets a constant 0 */
 				return pt_lat_poll_failed(n);
 			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, 0, turns);
@@ -233,7 +233,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		} else {
 			n = poll_turns(r, recv, wc, hw_ns, turns, p);
 			if (__builtin_expect(n > 0, 1))
-				return cqe_taken(r, recv, hooks, watched, side, wc, t);
+				return cqe_taken(r, recv, hooks, watched, side, wc, t, p);
 			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
 		}
 	}

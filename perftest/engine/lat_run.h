@@ -196,12 +196,22 @@ static __attribute__((noinline, cold)) int lat_wc_failed(struct lat_run *r, cons
  * fires after a run's first CQE). 1, or -1 for a failed one (said): rc 1
  * means IBV_WC_SUCCESS, which the pair stores rely on. The stall rule needs
  * no time here: the next post's stamp is progress. */
+/* The time in nanoseconds: a spinning plain copy reads the clock it is
+ * built for, with no test (enum lat_copy, lat_loop.h); else pt_now_ns(). */
+static inline __attribute__((always_inline)) uint64_t lat_now_ns(const struct lat_plain *p)
+{
+	if (p && !p->events)
+		return p->clock_raw ? pt_clock_raw_ns() : pt_now_ns_fixed();
+	return pt_now_ns();
+}
+
 static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
 							   bool watched, const char *side,
-							   const struct ibv_wc *wc, uint64_t *t)
+							   const struct ibv_wc *wc, uint64_t *t,
+							   const struct lat_plain *p)
 {
 	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
-		*t = pt_now_ns();
+		*t = lat_now_ns(p);
 	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
 		lat_wc_failed(r, wc, recv, side);
 		return -1;

@@ -177,7 +177,7 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 
 	for (;;) {
 		if (n == 1)
-			return cqe_taken(r, recv, hooks, true, side, wc, &r->t_cqe);
+			return cqe_taken(r, recv, hooks, true, side, wc, &r->t_cqe, NULL);
 		if (n < 0) {
 			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;

@@ -155,28 +155,40 @@ static __attribute__((noinline)) int lat_write_general(struct lat_run *r)
 	return lat_write_as(r, false, LAT_GENERAL, LAT_FORM_OLD);
 }
 
-/* the plain copies, one function per post form: the hooks' one and the
- * hooks-off ones (one per clock, enum lat_copy) */
-static __attribute__((noinline)) int lat_write_old(struct lat_run *r, bool hooks)
+/* the plain copies: the hooks' per clock (enum lat_copy), each with its
+ * post forms (as run_lat_send.c's: apart from the hooks-off ones, the
+ * compiler keeps their registers); the hooks-off ones one function per
+ * post form, each per clock */
+static __attribute__((noinline)) int lat_write_hooks_tsc(struct lat_run *r, enum lat_form form)
 {
-	if (hooks)
+	if (form == LAT_FORM_OLD)
 		return lat_write_as(r, true, LAT_PLAIN, LAT_FORM_OLD);
+	return form == LAT_FORM_SGE ? lat_write_as(r, true, LAT_PLAIN, LAT_FORM_SGE) :
+				      lat_write_as(r, true, LAT_PLAIN, LAT_FORM_INLINE);
+}
+
+static __attribute__((noinline)) int lat_write_hooks_raw(struct lat_run *r, enum lat_form form)
+{
+	if (form == LAT_FORM_OLD)
+		return lat_write_as(r, true, LAT_PLAIN_RAW, LAT_FORM_OLD);
+	return form == LAT_FORM_SGE ? lat_write_as(r, true, LAT_PLAIN_RAW, LAT_FORM_SGE) :
+				      lat_write_as(r, true, LAT_PLAIN_RAW, LAT_FORM_INLINE);
+}
+
+static __attribute__((noinline)) int lat_write_old(struct lat_run *r)
+{
 	return lat_spin_copy() == LAT_PLAIN ? lat_write_as(r, false, LAT_PLAIN, LAT_FORM_OLD) :
 					       lat_write_as(r, false, LAT_PLAIN_RAW, LAT_FORM_OLD);
 }
 
-static __attribute__((noinline)) int lat_write_sge(struct lat_run *r, bool hooks)
+static __attribute__((noinline)) int lat_write_sge(struct lat_run *r)
 {
-	if (hooks)
-		return lat_write_as(r, true, LAT_PLAIN, LAT_FORM_SGE);
 	return lat_spin_copy() == LAT_PLAIN ? lat_write_as(r, false, LAT_PLAIN, LAT_FORM_SGE) :
 					       lat_write_as(r, false, LAT_PLAIN_RAW, LAT_FORM_SGE);
 }
 
-static __attribute__((noinline)) int lat_write_inline(struct lat_run *r, bool hooks)
+static __attribute__((noinline)) int lat_write_inline(struct lat_run *r)
 {
-	if (hooks)
-		return lat_write_as(r, true, LAT_PLAIN, LAT_FORM_INLINE);
 	return lat_spin_copy() == LAT_PLAIN ? lat_write_as(r, false, LAT_PLAIN, LAT_FORM_INLINE) :
 					       lat_write_as(r, false, LAT_PLAIN_RAW, LAT_FORM_INLINE);
 }
@@ -189,9 +201,12 @@ static int lat_write(struct lat_run *r)
 
 	if (pt_lat_copy_of(r, IBV_WR_RDMA_WRITE) != LAT_PLAIN)
 		return hooks ? lat_write_hooked(r) : lat_write_general(r);
+	if (hooks)
+		return lat_spin_copy() == LAT_PLAIN ? lat_write_hooks_tsc(r, form) :
+						       lat_write_hooks_raw(r, form);
 	if (form == LAT_FORM_OLD)
-		return lat_write_old(r, hooks);
-	return form == LAT_FORM_SGE ? lat_write_sge(r, hooks) : lat_write_inline(r, hooks);
+		return lat_write_old(r);
+	return form == LAT_FORM_SGE ? lat_write_sge(r) : lat_write_inline(r);
 }
 
 int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
@@ -253,12 +268,13 @@ static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r, en
 }
 
 /* the spinning plain copies, one function per post form (a READ is never
- * inline): the hooks' one and the hooks-off ones (one per clock, enum
+ * inline): the hooks' and the hooks-off ones, one each per clock (enum
  * lat_copy); the old API's posts the run's WR as it is, atomics too */
 static __attribute__((noinline)) int lat_read_old(struct lat_run *r, bool hooks)
 {
 	if (hooks)
-		return lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD);
+		return lat_spin_copy() == LAT_PLAIN ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
+						       lat_read_as(r, true, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_OLD);
 	return lat_spin_copy() == LAT_PLAIN ?
 		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
 		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_OLD);
@@ -267,7 +283,8 @@ static __attribute__((noinline)) int lat_read_old(struct lat_run *r, bool hooks)
 static __attribute__((noinline)) int lat_read_sge(struct lat_run *r, bool hooks)
 {
 	if (hooks)
-		return lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE);
+		return lat_spin_copy() == LAT_PLAIN ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
+						       lat_read_as(r, true, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_SGE);
 	return lat_spin_copy() == LAT_PLAIN ?
 		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
 		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_SGE);

@@ -270,28 +270,40 @@ static __attribute__((noinline)) int lat_send_plain_events(struct lat_run *r, en
 				      lat_send_as(r, false, LAT_PLAIN_EVENTS, LAT_FORM_INLINE);
 }
 
-/* the spinning plain copies, one function per post form: the hooks' one
- * and the hooks-off ones (one per clock, enum lat_copy) */
-static __attribute__((noinline)) int lat_send_old(struct lat_run *r, bool hooks)
+/* the spinning plain copies, one function per post form: the hooks' and
+ * the hooks-off ones, one each per clock (enum lat_copy); the hooks' TSC
+ * copy in a function of its own (held in one with the others, the
+ * compiler spilled a register around every call: +5 instructions per WR) */
+static __attribute__((noinline)) int lat_send_hooks_tsc(struct lat_run *r, enum lat_form form)
 {
-	if (hooks)
+	if (form == LAT_FORM_OLD)
 		return lat_send_as(r, true, LAT_PLAIN, LAT_FORM_OLD);
+	return form == LAT_FORM_SGE ? lat_send_as(r, true, LAT_PLAIN, LAT_FORM_SGE) :
+				      lat_send_as(r, true, LAT_PLAIN, LAT_FORM_INLINE);
+}
+
+static __attribute__((noinline)) int lat_send_hooks_raw(struct lat_run *r, enum lat_form form)
+{
+	if (form == LAT_FORM_OLD)
+		return lat_send_as(r, true, LAT_PLAIN_RAW, LAT_FORM_OLD);
+	return form == LAT_FORM_SGE ? lat_send_as(r, true, LAT_PLAIN_RAW, LAT_FORM_SGE) :
+				      lat_send_as(r, true, LAT_PLAIN_RAW, LAT_FORM_INLINE);
+}
+
+static __attribute__((noinline)) int lat_send_old(struct lat_run *r)
+{
 	return lat_spin_copy() == LAT_PLAIN ? lat_send_as(r, false, LAT_PLAIN, LAT_FORM_OLD) :
 					       lat_send_as(r, false, LAT_PLAIN_RAW, LAT_FORM_OLD);
 }
 
-static __attribute__((noinline)) int lat_send_sge(struct lat_run *r, bool hooks)
+static __attribute__((noinline)) int lat_send_sge(struct lat_run *r)
 {
-	if (hooks)
-		return lat_send_as(r, true, LAT_PLAIN, LAT_FORM_SGE);
 	return lat_spin_copy() == LAT_PLAIN ? lat_send_as(r, false, LAT_PLAIN, LAT_FORM_SGE) :
 					       lat_send_as(r, false, LAT_PLAIN_RAW, LAT_FORM_SGE);
 }
 
-static __attribute__((noinline)) int lat_send_inline(struct lat_run *r, bool hooks)
+static __attribute__((noinline)) int lat_send_inline(struct lat_run *r)
 {
-	if (hooks)
-		return lat_send_as(r, true, LAT_PLAIN, LAT_FORM_INLINE);
 	return lat_spin_copy() == LAT_PLAIN ? lat_send_as(r, false, LAT_PLAIN, LAT_FORM_INLINE) :
 					       lat_send_as(r, false, LAT_PLAIN_RAW, LAT_FORM_INLINE);
 }
@@ -303,9 +315,12 @@ static int lat_send(struct lat_run *r)
 	bool hooks = pt_hooks_on;
 
 	if (copy == LAT_PLAIN) {
+		if (hooks)
+			return lat_spin_copy() == LAT_PLAIN ? lat_send_hooks_tsc(r, form) :
+							       lat_send_hooks_raw(r, form);
 		if (form == LAT_FORM_OLD)
-			return lat_send_old(r, hooks);
-		return form == LAT_FORM_SGE ? lat_send_sge(r, hooks) : lat_send_inline(r, hooks);
+			return lat_send_old(r);
+		return form == LAT_FORM_SGE ? lat_send_sge(r) : lat_send_inline(r);
 	}
 	if (hooks)   /* -e with the hooks: the general copy */
 		return lat_send_hooked(r);
