@@ -273,8 +273,9 @@ static __attribute__((noinline)) int lat_read_plain_events(struct lat_run *r, en
 static __attribute__((noinline)) int lat_read_old(struct lat_run *r, bool hooks)
 {
 	if (hooks)
-		return lat_spin_copy() == LAT_PLAIN ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
-						       lat_read_as(r, true, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_OLD);
+		return lat_spin_copy() == LAT_PLAIN ?
+			       lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
+			       lat_read_as(r, true, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_OLD);
 	return lat_spin_copy() == LAT_PLAIN ?
 		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_OLD) :
 		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_OLD);
@@ -283,8 +284,9 @@ static __attribute__((noinline)) int lat_read_old(struct lat_run *r, bool hooks)
 static __attribute__((noinline)) int lat_read_sge(struct lat_run *r, bool hooks)
 {
 	if (hooks)
-		return lat_spin_copy() == LAT_PLAIN ? lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
-						       lat_read_as(r, true, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_SGE);
+		return lat_spin_copy() == LAT_PLAIN ?
+			       lat_read_as(r, true, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
+			       lat_read_as(r, true, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_SGE);
 	return lat_spin_copy() == LAT_PLAIN ?
 		       lat_read_as(r, false, LAT_PLAIN, IBV_WR_RDMA_READ, LAT_FORM_SGE) :
 		       lat_read_as(r, false, LAT_PLAIN_RAW, IBV_WR_RDMA_READ, LAT_FORM_SGE);
