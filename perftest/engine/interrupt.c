@@ -5,12 +5,12 @@
 #include "loop.h"
 
 volatile sig_atomic_t pt_interrupted;
-_Atomic uint64_t pt_lat_until = UINT64_MAX;
-_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_LONG_LOCK_FREE == 2,
+uint64_t pt_lat_until = UINT64_MAX;
+_Static_assert(__atomic_always_lock_free(sizeof(pt_lat_until), &pt_lat_until),
 	       "pt_lat_until is stored by a signal handler: it must be lock-free");
 
 void pt_interrupt(int sig)
 {
 	pt_interrupted = sig;
-	atomic_store_explicit(&pt_lat_until, 0, memory_order_relaxed);
+	__atomic_store_n(&pt_lat_until, 0, __ATOMIC_RELAXED);
 }

@@ -62,6 +62,7 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 				   .post_fn = r->res->qps[0].qp->context->ops.post_send,
 				   .qp = r->res->qps[0].qp, .wr = &r->wrs.send,
 				   .polls_left = LAT_SPINS_PER_CHECK };
+	r->spin = copy != LAT_PLAIN_EVENTS ? spin : NULL;
 	/* the calls' local escapes: kept in memory, read again after each call */
 	__asm__ volatile("" : : "r"(spin) : "memory");
 	return (struct lat_plain){ .stamps = r->m->stamps, .spin = spin,
@@ -192,6 +193,14 @@ static inline __attribute__((always_inline)) int wait_event_plain(struct lat_run
 	return pt_lat_wait_events(r, recv, wc, hw_ns, idle);
 }
 
+/* A poll for one CQE found one, a success: one test of both (the plain
+ * copies' spin). After an empty poll *wc holds what it held, maybe never
+ * set: n - 1 has every bit set then, whatever the status's bits are. */
+static inline __attribute__((always_inline)) bool lat_cqe_ok(int n, const struct ibv_wc *wc)
+{
+	return (((unsigned)n - 1u) | (unsigned)wc->status) == 0;
+}
+
 /* Poll the send or receive CQ (with -e: sleep between polls) until a
  * completion (1), the end of the run (0) or an error (-1). *hw_ns gets the
  * completion's NIC time when the CQ stamps them (pt_hw_ns); *t its poll
@@ -211,7 +220,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		n = p ? wait_event_plain(r, recv, wc, hw_ns, p) :
 			pt_lat_wait_events(r, recv, wc, hw_ns, false);
 		if (__builtin_expect(n == 1, 1))
-			return cqe_taken(r, recv, hooks, watched, side, wc, t, p);
+			return cqe_taken(r, recv, hooks, watched, side, wc, t, p, false);
 		return n;
 	} else {
 		/* the hooks' copy polls once inline (the spin's registers would
@@ -225,15 +234,17 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 		if (p && !hooks) {
 			n = spin_polls(p, recv, wc);
 			if (__builtin_expect(n > 0, 1))
-				return cqe_taken(r, recv, hooks, watched, side, wc, t, p);
+				return cqe_taken(r, recv, hooks, watched, side, wc, t, p, false);
 			if (n < 0)   /* said here: the wait below gets a constant 0 */
 				return pt_lat_poll_failed(n);
 			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, 0, turns);
 			p->spin->polls_left = LAT_SPINS_PER_CHECK;   /* it looked last */
 		} else {
 			n = poll_turns(r, recv, wc, hw_ns, turns, p);
-			if (__builtin_expect(n > 0, 1))
-				return cqe_taken(r, recv, hooks, watched, side, wc, t, p);
+			if (p && __builtin_expect(lat_cqe_ok(n, wc), 1))
+				return cqe_taken(r, recv, hooks, watched, side, wc, t, p, true);
+			if (__builtin_expect(n > 0, !p))
+				return cqe_taken(r, recv, hooks, watched, side, wc, t, p, false);
 			n = pt_lat_wait_spin(r, recv, hooks, side, wc, hw_ns, n, turns);
 		}
 	}
@@ -246,7 +257,7 @@ static inline __attribute__((always_inline)) int wait_cq(struct lat_run *r, bool
 static inline __attribute__((always_inline)) bool more(const struct lat_run *r, uint64_t i,
 							 const struct lat_plain *p)
 {
-	if (i >= atomic_load_explicit(&pt_lat_until, memory_order_relaxed))
+	if (i >= pt_lat_until)   /* a plain read: loop.h */
 		return false;
 	return p || !r->duration || !(r->started && pt_now_ns() >= r->t_end);
 }
@@ -270,9 +281,13 @@ static inline __attribute__((always_inline)) enum lat_hooks lat_pairs_ready(cons
  * (docs/upstream-behaviour.md §10). The old post API inline (one call; a
  * plain copy's through its struct lat_spin).
  * A plain copy's form says which (a constant in the spinning copies: no
- * test per WR). The rest, and a failed post (said), in post.c. */
+ * test per WR). The rest, and a failed post (said), in post.c. keep: a
+ * spinning plain copy's unwatched iteration that tells the hooks nothing
+ * before its CQE (hooks off, or held: a pair is stored at its CQE) keeps
+ * the post's result for the stop rules' look (struct lat_spin's post_rc)
+ * instead of testing it. */
 static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r, enum ibv_wr_opcode op,
-								const struct lat_plain *p)
+								const struct lat_plain *p, bool keep)
 {
 	struct pt_qp *q = p ? p->q : &r->res->qps[0];
 	const struct pt_lat_wrs *w = &r->wrs;
@@ -304,8 +319,12 @@ static inline __attribute__((always_inline)) int lat_post_send(struct lat_run *r
 		else
 			ibv_wr_set_sge(qx, w->send_sge.lkey, w->send_sge.addr, w->send_sge.length);
 		rc = ibv_wr_complete(qx);
-		if (__builtin_expect(rc != 0, 0))
+		if (keep)
+			p->spin->post_rc = rc;
+		else if (__builtin_expect(rc != 0, 0))
 			return pt_lat_post_failed(rc);
+	} else if (keep) {
+		p->spin->post_rc = p->spin->post_fn(p->spin->qp, p->spin->wr, &bad);
 	} else if (p ? __builtin_expect(p->spin->post_fn(p->spin->qp, p->spin->wr, &bad) != 0, 0) :
 		       q->qpx || __builtin_expect(ibv_post_send(q->qp, &r->wrs.send, &bad) != 0, 0)) {
 		return pt_lat_post_send(r->l, &r->wrs);   /* or again, to say why */
@@ -326,7 +345,7 @@ static inline __attribute__((always_inline)) int post_one(struct lat_run *r, uin
 	uint64_t hw_ns, t_cqe = 0;
 	int rc;
 
-	if (lat_post_send(r, op, p))
+	if (lat_post_send(r, op, p, p && !p->events && !watched && how != LAT_EVENTS))
 		return -1;
 	if (how == LAT_HELD)
 		h->pos->t_first_ns = now;
@@ -370,6 +389,8 @@ static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int 
 							 bool hooks, bool reposts, struct pt_hook_pairs *h)
 {
 	lat_sync(r);   /* a plain copy's count */
+	r->unwatched = false;   /* the waits after the loop lower no bound */
+	r->spin = NULL;         /* the copy's local */
 	if (hooks)
 		pt_hook_pairs_give(h, i, reposts, r->res->qps[0].recv_posted, false);
 	if (rc > 0 && pt_interrupted)   /* the bound ended the loop (more) */
@@ -380,10 +401,29 @@ static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int 
 
 /* An iteration is watched (enum lat_hooks) in the general copies, in a
  * plain copy's first (first: where a run's first CQE comes, for the
- * fault-test stop), and while a tracer raised a per-WR probe's semaphore. */
-static inline __attribute__((always_inline)) bool lat_watched(const struct lat_plain *p, bool first)
+ * fault-test stop), and while a tracer raised a per-WR probe's semaphore;
+ * never in a spinning plain copy's unwatched loop (unwatched:
+ * lat_watch_off), which tests nothing per iteration. */
+static inline __attribute__((always_inline)) bool lat_watched(const struct lat_plain *p, bool first,
+							      bool unwatched)
 {
-	return !p || first || PT_PROBES_WR_ON();
+	return !unwatched && (!p || first || PT_PROBES_WR_ON());
+}
+
+/* Whether a copy's iterations past its first run unwatched, as a spinning
+ * plain copy's do while no tracer raised a per-WR probe's semaphore: the
+ * stop rules' looks (every LAT_SPINS_PER_CHECK empty polls) test it
+ * instead, and lower the loop's bound when it rises (struct lat_run's
+ * unwatched; pt_lat_watch_resume). A tracer attached in mid-run sees the
+ * WRs from the iteration after the next look; one attached before the
+ * run, all of them. */
+static inline __attribute__((always_inline)) bool lat_watch_off(struct lat_run *r,
+								const struct lat_plain *p)
+{
+	if (!p || p->events || PT_PROBES_WR_ON())
+		return false;
+	r->unwatched = true;
+	return true;
 }
 
 #endif

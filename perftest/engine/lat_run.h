@@ -36,6 +36,13 @@ struct lat_run {
 	bool raw;                   /* a hooks-off plain copy runs: m->stamps hold pt_now_raw()
 				     * times (m->raw once the loop ends: pt_lat_meas_ns) */
 	uint64_t stamped;           /* a plain copy's stamps counted last (lat_stamped) */
+	/* a spinning plain copy's iterations test no probe: the stop rules'
+	 * looks test the probes' word instead (lat_waiting), and when a tracer
+	 * raised it they lower the loop's bound to 1 (probes_rose), so that
+	 * the loop's own end test leaves it for the watched iterations
+	 * (pt_lat_watch_resume) */
+	bool unwatched, probes_rose;
+	struct lat_spin *spin;      /* a spinning plain copy's, while it runs */
 };
 
 /* How a plain copy posts its send WR (lat_post_send): the old post API,
@@ -70,6 +77,10 @@ struct lat_spin {
 	struct ibv_qp *qp;
 	struct ibv_send_wr *wr;
 	unsigned polls_left;
+	/* an unwatched iteration's post, not tested where it is made: a
+	 * failed one brings no CQE, so the wait's next look at the stop rules
+	 * says it (pt_lat_wait_spin), LAT_SPINS_PER_CHECK polls on */
+	int post_rc;
 };
 
 /* A loop's copy for the plain case: a run of known length into the stamps
@@ -128,6 +139,11 @@ int pt_lat_wait_events(struct lat_run *r, bool recv, struct ibv_wc *wc, uint64_t
 int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		     struct ibv_wc *wc, uint64_t *hw_ns, int n, unsigned polled);
 int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
+/* A spinning plain copy's unwatched iterations ended (their bound): false
+ * at the run's end; true when a look lowered the bound for the probes,
+ * which it restored (-n) unless a signal lowered it since. Either way the
+ * looks test the probes' word no more. */
+bool pt_lat_watch_resume(struct lat_run *r);
 
 /* The stamps a plain copy has taken: stamps[0..n) are set and the rest
  * still 0 (pt_lat_init callocs -n of them, and no clock reads 0: TSC
@@ -205,14 +221,30 @@ static inline __attribute__((always_inline)) uint64_t lat_now_ns(const struct la
 	return pt_now_ns();
 }
 
+/* A CQE's status is IBV_WC_SUCCESS: on x86-64 one compare of the
+ * status in memory and the branch, where the compiler loads it into a
+ * register and tests that (one instruction more per CQE in every loop). */
+static inline __attribute__((always_inline)) bool lat_wc_success(const struct ibv_wc *wc)
+{
+#if defined(__x86_64__)
+	_Static_assert(IBV_WC_SUCCESS == 0 && sizeof(wc->status) == 4, "cmpl $0 tests the status");
+	__asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(wc->status) : "cc" : failed);
+	return true;
+failed:
+	return false;
+#else
+	return __builtin_expect(wc->status == IBV_WC_SUCCESS, 1);
+#endif
+}
+
 static inline __attribute__((always_inline)) int cqe_taken(struct lat_run *r, bool recv, bool hooks,
 							   bool watched, const char *side,
 							   const struct ibv_wc *wc, uint64_t *t,
-							   const struct lat_plain *p)
+							   const struct lat_plain *p, bool ok)
 {
 	if (hooks)   /* else only a USDT probe reads the time: it reads its own */
 		*t = lat_now_ns(p);
-	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
+	if (!ok && !lat_wc_success(wc)) {   /* ok: known a success */
 		lat_wc_failed(r, wc, recv, side);
 		return -1;
 	}
@@ -259,9 +291,12 @@ static inline __attribute__((always_inline)) int spin_polls(const struct lat_pla
 	struct lat_spin *s = p->spin;
 	int n;
 
+	/* an empty poll "unlikely": the compiler then lays the count's
+	 * decrement out of line, so the post falls through to the poll and
+	 * the poll to the CQE's code, and a turn still branches once */
 	do
 		n = s->poll_fn(s->cq[recv], 1, wc);
-	while (n == 0 && --s->polls_left);
+	while (__builtin_expect(n == 0, 0) && --s->polls_left);
 	return n;
 }
 

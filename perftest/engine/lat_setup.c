@@ -55,9 +55,9 @@ int pt_lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *
 	r->fast_op = lat_fast_op(l);
 	/* stored, then the flag read: a signal before the store is seen here,
 	 * one after it stores 0 (pt_interrupt) */
-	atomic_store_explicit(&pt_lat_until, r->duration ? UINT64_MAX : iters, memory_order_relaxed);
+	__atomic_store_n(&pt_lat_until, r->duration ? UINT64_MAX : iters, __ATOMIC_RELAXED);
 	if (pt_interrupted)
-		atomic_store_explicit(&pt_lat_until, 0, memory_order_relaxed);
+		__atomic_store_n(&pt_lat_until, 0, __ATOMIC_RELAXED);
 	if (r->duration || iters > PT_LAT_RAW_MAX) {
 		m->hist = pt_hist_new();
 		if (!m->hist) {

@@ -8,6 +8,7 @@
 #include "util/clock.h"
 #include "util/err.h"
 #include "lat_run.h"
+#include "plugin/hooks/probes.h"
 
 /* A wait that lat_waiting() ended: -1 for an interruption (what was
  * measured so far is kept), the peer gone or a stall; 0 when the duration
@@ -31,6 +32,17 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	lat_sync(r);
 	if (pt_interrupted)
 		return false;
+	if (r->unwatched && PT_PROBES_WR_ON()) {
+		/* the loop's next end test leaves its unwatched iterations; a
+		 * signal's 0 stays (the exchange fails) */
+		uint64_t bound = r->l->opt.iters;
+
+		if (__atomic_compare_exchange_n(&pt_lat_until, &bound, 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			r->unwatched = false;
+			r->probes_rose = true;
+		}
+	}
 	if (r->duration && r->started && now >= r->t_end)
 		return false;
 	switch (pt_run_idle(&r->l->peer, now, r->last_progress, r->stall_ns)) {
@@ -177,12 +189,14 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 
 	for (;;) {
 		if (n == 1)
-			return cqe_taken(r, recv, hooks, true, side, wc, &r->t_cqe, NULL);
+			return cqe_taken(r, recv, hooks, true, side, wc, &r->t_cqe, NULL, false);
 		if (n < 0) {
 			pt_err_call("ibv_poll_cq", pt_err_code(n), "Poll CQ failed");
 			return -1;
 		}
 		if (polled >= LAT_SPINS_PER_CHECK) {
+			if (r->spin && __builtin_expect(r->spin->post_rc != 0, 0))
+				return pt_lat_post_failed(r->spin->post_rc);   /* no CQE comes */
 			now = pt_now_ns();
 			if (!lat_waiting(r, now, "completion"))
 				return pt_lat_wait_ended(r, now);
@@ -191,6 +205,16 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 		n = poll_turns(r, recv, wc, hw_ns, LAT_SPINS_PER_CHECK - polled, NULL);
 		polled = LAT_SPINS_PER_CHECK;
 	}
+}
+
+bool pt_lat_watch_resume(struct lat_run *r)
+{
+	uint64_t lowered = 1;
+	bool rose = r->probes_rose;
+
+	r->unwatched = r->probes_rose = false;
+	return rose && __atomic_compare_exchange_n(&pt_lat_until, &lowered, r->l->opt.iters, false,
+						   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* write_lat: wait until the peer's count (the last byte it wrote into our

@@ -23,9 +23,12 @@ extern volatile sig_atomic_t pt_interrupted;
  * mode), lowered to 0 by pt_interrupt. The loops compare their count with
  * it, which is their end test anyway: a signal ends them at the next
  * iteration, however fast their CQEs come (a wait looks at the flag only
- * when it waits long), with no more work per iteration. Lock-free, so a
- * signal handler may store it. */
-extern _Atomic uint64_t pt_lat_until;
+ * when it waits long), with no more work per iteration. A plain word,
+ * stored whole (__atomic_store_n: one aligned store, so a signal handler
+ * may store it), that the loops read plainly: one compare with memory. A
+ * loop's iteration calls the provider through pointers, so the compiler
+ * reads it again each time, as the probes' semaphores (probes.h). */
+extern uint64_t pt_lat_until;
 /* The signal handler's whole work (async-signal-safe). */
 void pt_interrupt(int sig);
 

@@ -71,11 +71,12 @@ static __attribute__((noinline)) int lat_post_watched(struct lat_run *r, uint64_
 
 static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run *r, uint64_t i,
 								  const char *side, bool hooks,
-								  bool first, struct pt_hook_pairs *h,
+								  bool first, bool unwatched,
+								  struct pt_hook_pairs *h,
 								  const struct lat_plain *p,
 								  enum ibv_wr_opcode op, uint64_t *t_last)
 {
-	if (lat_watched(p, first)) {
+	if (lat_watched(p, first, unwatched)) {
 		if (p && !hooks)
 			return lat_post_watched(r, i, side, *p, op);
 		return lat_post_hooks(r, i, side, hooks, true, h, p, op, t_last);
@@ -86,7 +87,7 @@ static inline __attribute__((always_inline)) int lat_post_iter_as(struct lat_run
 /* write_lat's iteration i: the server writes first, the client answers
  * each write (its count in the last payload byte). */
 static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *r, uint64_t i, bool client,
-								bool hooks, bool first,
+								bool hooks, bool first, bool unwatched,
 								struct pt_hook_pairs *h,
 								const struct lat_plain *p,
 								uint8_t *payload_last,
@@ -101,8 +102,7 @@ static inline __attribute__((always_inline)) int lat_write_iter(struct lat_run *
 	if ((client || !first) && *peer_last != want && (rc = pt_lat_wait_byte(r, want)) <= 0)
 		return rc;
 	*payload_last = (uint8_t)(i + 1);
-	return lat_post_iter_as(r, i, side, hooks, first, h, p,
-				IBV_WR_RDMA_WRITE, NULL);
+	return lat_post_iter_as(r, i, side, hooks, first, unwatched, h, p, IBV_WR_RDMA_WRITE, NULL);
 }
 
 /* write_lat's copy (hooks, copy; form: the post form, a constant where
@@ -129,10 +129,21 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 	/* the first iteration apart (watched: lat_watched); the rest as
 	 * lat_read_as's */
 	i = 0;
-	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, &h, p, payload_last,
-							  peer_last, side)) > 0 && more(r, ++i, p)) {
+	if (more(r, 0, p) && (rc = lat_write_iter(r, 0, client, hooks, true, false, &h, p,
+						  payload_last, peer_last, side)) > 0 &&
+	    more(r, ++i, p)) {
+		if (lat_watch_off(r, p)) {
+			do
+				if ((rc = lat_write_iter(r, i, client, hooks, false, true, &h, p,
+							 payload_last, peer_last, side)) <= 0)
+					goto out;
+			while (more(r, ++i, p));
+			rc = 1;
+			if (!pt_lat_watch_resume(r) || !more(r, i, p))
+				goto out;
+		}
 		do
-			if ((rc = lat_write_iter(r, i, client, hooks, false, &h, p, payload_last,
+			if ((rc = lat_write_iter(r, i, client, hooks, false, false, &h, p, payload_last,
 						 peer_last, side)) <= 0)
 				goto out;
 		while (more(r, ++i, p));
@@ -233,12 +244,23 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 
 	/* the first iteration apart (watched: lat_watched); the rest tested
 	 * at their end (a do-while: one branch back), rc set after it (not
-	 * live across an iteration) */
+	 * live across an iteration); a spinning plain copy's unwatched
+	 * (lat_watch_off) until a look saw a tracer, then watched or not */
 	i = 0;
-	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, &h, p, op,
+	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, false, &h, p, op,
 						    &t_last)) > 0 && more(r, ++i, p)) {
+		if (lat_watch_off(r, p)) {
+			do
+				if ((rc = lat_post_iter_as(r, i, "client", hooks, false, true, &h, p,
+							   op, &t_last)) <= 0)
+					goto out;
+			while (more(r, ++i, p));
+			rc = 1;
+			if (!pt_lat_watch_resume(r) || !more(r, i, p))
+				goto out;
+		}
 		do
-			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, &h, p, op,
+			if ((rc = lat_post_iter_as(r, i, "client", hooks, false, false, &h, p, op,
 						   &t_last)) <= 0)
 				goto out;
 		while (more(r, ++i, p));

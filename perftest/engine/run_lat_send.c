@@ -157,13 +157,14 @@ static __attribute__((noinline)) int lat_send_watched(struct lat_run *r, uint64_
 	return lat_send_iter(r, i, recv, side, LAT_OFF, true, NULL, &p);
 }
 
-/* The same, watched or not (first: the loop's first iteration). */
+/* The same, watched or not (first: the loop's first iteration;
+ * unwatched: lat_watch_off's loop). */
 static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r, uint64_t i, bool recv,
 							       const char *side, bool hooks, bool first,
-							       struct pt_hook_pairs *h,
+							       bool unwatched, struct pt_hook_pairs *h,
 							       const struct lat_plain *p)
 {
-	if (lat_watched(p, first)) {
+	if (lat_watched(p, first, unwatched)) {
 		if (p && !hooks)
 			return lat_send_watched(r, i, recv, side, *p);
 		return lat_send_hooks(r, i, recv, side, hooks, true, h, p);
@@ -171,9 +172,10 @@ static inline __attribute__((always_inline)) int lat_send_step(struct lat_run *r
 	return lat_send_hooks(r, i, recv, side, hooks, false, h, p);
 }
 
-/* The hooks-off spinning copy's iterations from *at on: those that
- * repost their receive, then the last ones, with every receive the run
- * needs posted (enum lat_reposts); *at the iteration it ended at. */
+/* The hooks-off spinning copy's unwatched iterations (lat_watch_off)
+ * from *at on: those that repost their receive, then the last ones, with
+ * every receive the run needs posted (enum lat_reposts); *at the
+ * iteration it ended at. */
 static inline __attribute__((always_inline)) int lat_send_split(struct lat_run *r, uint64_t *at,
 								const char *side,
 								struct pt_hook_pairs *h,
@@ -191,13 +193,13 @@ static inline __attribute__((always_inline)) int lat_send_split(struct lat_run *
 	for (; i < end; i++) {
 		if (!more(r, i, &due))
 			goto ended;
-		if ((rc = lat_send_step(r, i, true, side, false, false, h, &due)) <= 0)
+		if ((rc = lat_send_step(r, i, true, side, false, false, true, h, &due)) <= 0)
 			goto out;
 	}
 	for (;; i++) {
 		if (!more(r, i, &none))
 			goto ended;
-		if ((rc = lat_send_step(r, i, true, side, false, false, h, &none)) <= 0)
+		if ((rc = lat_send_step(r, i, true, side, false, false, true, h, &none)) <= 0)
 			goto out;
 	}
 ended:
@@ -229,15 +231,29 @@ static inline __attribute__((always_inline)) int lat_send_as(struct lat_run *r, 
 	 * pong before it, so the loop's iterations all receive (no test of
 	 * which per iteration), and none of them needs the fault-test stop */
 	i = 0;
-	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, &h, p)) > 0) {
+	if (more(r, 0, p) && (rc = lat_send_step(r, 0, !client, side, hooks, true, false, &h, p)) > 0) {
 		i = 1;
-		if ((copy == LAT_PLAIN || copy == LAT_PLAIN_RAW) && !hooks)
-			rc = lat_send_split(r, &i, side, &h, p);
-		else
+		/* a spinning plain copy's unwatched until a look saw a tracer
+		 * (lat_watch_off), then watched or not */
+		if (lat_watch_off(r, p)) {
+			if (!hooks) {
+				rc = lat_send_split(r, &i, side, &h, p);
+			} else {
+				for (; more(r, i, p); i++)
+					if ((rc = lat_send_step(r, i, true, side, hooks, false, true, &h,
+								p)) <= 0)
+						break;
+			}
+			if (rc > 0 && !pt_lat_watch_resume(r))
+				goto last;
+		}
+		if (rc > 0)
 			for (; more(r, i, p); i++)
-				if ((rc = lat_send_step(r, i, true, side, hooks, false, &h, p)) <= 0)
+				if ((rc = lat_send_step(r, i, true, side, hooks, false, false, &h,
+							p)) <= 0)
 					break;
 	}
+last:
 	/* the client's last ping comes back once more (no repost due) */
 	if (rc > 0 && client && !r->duration && !pt_interrupted) {
 		enum lat_hooks how = hooks ? lat_pairs_ready(r, &h, i, 1, true) : LAT_OFF;

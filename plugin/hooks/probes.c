@@ -9,6 +9,8 @@
 #define PT_SEMAPHORE(name) \
 	volatile unsigned short PT_PROBE_SEMAPHORE(name) __attribute__((section(".probes"))) = 0
 
+uint64_t pt_probes_fired;
+
 PT_SEMAPHORE(run_start);
 PT_SEMAPHORE(run_end);
 

@@ -45,14 +45,20 @@ union pt_probe_wr_semaphores {
 extern union pt_probe_wr_semaphores pt_probe_wr_semaphores;
 #define PT_PROBES_WR_ON() __builtin_expect(pt_probe_wr_semaphores.any != 0, 0)
 
+/* Probes fired (their semaphore up), in this executable: what the unit
+ * tests see of a probe with no tracer; only a raised probe counts it. */
+extern uint64_t pt_probes_fired;
+
 /* The six-argument form every probe uses (unused slots are 0), so the
  * argument list reads the same in the code and in docs/usdt.md. */
 #define PT_PROBE6(name, a0, a1, a2, a3, a4, a5)                                          \
 	do {                                                                             \
-		if (PT_PROBE_ON(name))                                                   \
+		if (PT_PROBE_ON(name)) {                                                 \
+			pt_probes_fired++;                                               \
 			DTRACE_PROBE6(perftest, name, (uint64_t)(a0), (uint64_t)(a1),     \
 				      (uint64_t)(a2), (uint64_t)(a3), (uint64_t)(a4),     \
 				      (uint64_t)(a5));                                    \
+		}                                                                        \
 	} while (0)
 #else
 #define PT_PROBES 0

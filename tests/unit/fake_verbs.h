@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include "perftest/engine/loop.h"
+#include "plugin/hooks/probes.h"
 #include "stderr_capture.h"
 
 #define NQP 2
@@ -94,6 +95,10 @@ struct fake {
 	uint64_t fail_sig;          /* this signaled WR (1-based) fails; 0: none */
 	uint64_t fail_post_from;    /* post calls from this one (1-based) fail, ENOMEM; 0: none */
 	uint64_t interrupt_after;   /* SIGINT after this many polled CQEs; 0: never */
+	unsigned empty_before;      /* polls that find nothing before each CQE (a slow link) */
+	unsigned empty_left;        /* ... still due before the next one */
+	uint64_t probes_after;      /* a tracer raises the post probe once this many CQEs
+				     * were polled (USDT builds); 0: never */
 	int closed, finished;       /* the peer watch's answers */
 	/* what it saw */
 	uint64_t sends, signaled, post_calls, recvs, polled, max_inflight;
@@ -391,14 +396,24 @@ static inline int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		r->ev.hidden_polls++;
 	if (f->silent || (f->silent_after && f->polled >= f->silent_after))
 		return 0;
+	if (r->head != r->vis && f->empty_left) {
+		f->empty_left--;
+		return 0;
+	}
 	for (; k < n && r->head != r->vis; k++) {
 		wc[k] = r->wc[r->head++ % RING];
 		if (r == &f->scq && wc[k].status == IBV_WC_SUCCESS && !f->per_iteration)
 			f->retired[pt_wrid_qp(wc[k].wr_id)] = pt_wrid_index(wc[k].wr_id) + 1;
 	}
 	f->polled += (uint64_t)k;
+	if (k)
+		f->empty_left = f->empty_before;
 	if (f->interrupt_after && f->polled >= f->interrupt_after && !pt_interrupted)
 		pt_interrupt(SIGINT);   /* what the tools' handler does */
+#if PT_PROBES
+	if (f->probes_after && f->polled >= f->probes_after)
+		pt_probe_wr_semaphores.one[0] = 1;   /* what the kernel does on attach */
+#endif
 	return k;
 }
 

@@ -244,6 +244,70 @@ static void test_lat_probes_raised(void **state)
 #endif
 }
 
+/* A tracer attached in mid-run, on a slow link: a spinning plain copy's
+ * iterations test no probe; its stop rules' looks (every
+ * LAT_SPINS_PER_CHECK empty polls) do, and lower the loop's bound when one
+ * rose. The iterations after that look are watched (only the post probe is
+ * raised: one fires per iteration), and the run still takes all of -n (the
+ * bound restored). Without a tracer none fires, and the run is the same. */
+static void test_lat_probes_mid_run(void **state)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		bool qpx;
+	} runs[] = {
+		{ IBV_WR_RDMA_READ, true }, { IBV_WR_RDMA_READ, false },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, true }, { IBV_WR_SEND, true }, { IBV_WR_RDMA_WRITE, true },
+	};
+
+	(void)state;
+#if PT_PROBES
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++)
+		for (int tracer = 0; tracer < 2; tracer++) {
+			const uint64_t iters = 120, at = 40;
+			struct pt_loop l;
+			struct pt_lat_meas m;
+			enum ibv_wr_opcode op = runs[k].op;
+			struct fake *f = fake_new_lat(&l, op, iters, runs[k].qpx);
+			int (*run)(const struct pt_loop *, void *) = op == IBV_WR_SEND ? lat_send :
+								     op == IBV_WR_RDMA_WRITE ? lat_write :
+								     lat_read;
+			/* CQEs polled per iteration: send_lat's client takes its
+			 * send's and the peer's message */
+			const uint64_t per = op == IBV_WR_SEND ? 2 : 1;
+			char err[1024] = "";
+
+			f->echo = op == IBV_WR_SEND;
+			f->echo_write = op == IBV_WR_RDMA_WRITE;
+			f->qps[0].recv_buf[f->run.size - 1] = 1;   /* write: the server wrote first */
+			if (op == IBV_WR_SEND)
+				assert_int_equal(pt_post_recv(&l, 0, 4), 0);
+			f->empty_before = f->empty_left = LAT_SPINS_PER_CHECK + 10;
+			f->probes_after = tracer ? at : 0;
+			pt_probes_fired = 0;
+			assert_int_equal(with_stderr(err, sizeof(err), run, &l, &m), 0);
+			assert_string_equal(err, "");
+			assert_int_equal(m.n, iters);
+			assert_int_equal(f->sends, iters);
+			if (!tracer) {
+				assert_int_equal(pt_probes_fired, 0);
+			} else {
+				/* raised in iteration at / per - 1's CQE; the next
+				 * wait looks (more than LAT_SPINS_PER_CHECK empty
+				 * polls), so the iteration after it is watched */
+				uint64_t from = at / per + 1;
+
+				assert_int_equal(pt_probes_fired, iters - from);
+			}
+			pt_probe_wr_semaphores.one[0] = 0;
+			pt_lat_meas_free(&m);
+			fake_free(f);
+		}
+#else
+	skip();
+#endif
+}
+
 /* read_lat: a failed READ names its iteration as the WR number. */
 /* SIGINT in a latency run whose CQEs come at once (a fast link: no wait
  * ever long enough to look at the stop rules): the run still ends at the
@@ -445,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_lat_interrupted),
 		cmocka_unit_test(test_lat_post_apis),
 		cmocka_unit_test(test_lat_probes_raised),
+		cmocka_unit_test(test_lat_probes_mid_run),
 		cmocka_unit_test(test_lat_read_slow_paths),
 	};
 
