@@ -52,6 +52,7 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 
 	r->lazy = true;
 	r->raw = !hooks;   /* nothing but the stamps takes its times: lat_now */
+	r->ts = !hooks && copy == LAT_PLAIN_RAW;   /* clock_gettime writes them: lat_stamp_now */
 	r->res->qps[0].posted = 1;   /* what every post sets (lat_post_send); nothing reads it before */
 	if (qx) {
 		qx->wr_id = r->wrs.send.wr_id;
@@ -61,7 +62,7 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_of(struc
 				   .cq = { r->cq[0], r->cq[1] },
 				   .post_fn = r->res->qps[0].qp->context->ops.post_send,
 				   .qp = r->res->qps[0].qp, .wr = &r->wrs.send,
-				   .polls_left = LAT_SPINS_PER_CHECK };
+				   .polls_left = LAT_SPINS_PER_CHECK, .gettime = clock_gettime };
 	r->spin = copy != LAT_PLAIN_EVENTS ? spin : NULL;
 	/* the calls' local escapes: kept in memory, read again after each call */
 	__asm__ volatile("" : : "r"(spin) : "memory");
@@ -87,38 +88,6 @@ static inline __attribute__((always_inline)) struct lat_plain lat_plain_repostin
 
 	c.reposts = reposts;
 	return c;
-}
-
-/* Iteration i posts now: stamp it; in duration mode only the round trips
- * that end inside the window count. */
-static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now,
-							    const struct lat_plain *p)
-{
-	struct pt_lat_meas *m = r->m;
-	bool keep = !r->duration;
-
-	if (p) {   /* m->n, r->i and r->last_progress: lat_sync */
-		p->stamps[i] = now;
-		return;
-	}
-	r->i = i;
-	/* a post follows a completion (or the peer's write): progress enough
-	 * for the stall rule, without a clock read per CQE */
-	r->last_progress = now;
-	if (r->duration) {
-		if (!r->started)
-			pt_lat_start(r, now);
-		keep = now >= r->t_sample && now < r->t_stop;
-		m->iters += keep;
-	}
-	if (m->hist) {
-		if (i && keep)
-			pt_hist_record(m->hist, now - m->t_prev);
-		m->t_prev = now;
-	} else {
-		m->stamps[i] = now;
-	}
-	m->n = i + 1;
 }
 
 /* How an iteration tells the hooks: not at all (hooks off), as pairs into
@@ -147,9 +116,65 @@ static inline __attribute__((always_inline)) uint64_t lat_now(const struct lat_p
 	if (p && how == LAT_OFF) {
 		if (p->events)
 			return pt_now_raw();
-		return p->clock_raw ? pt_clock_raw_ns() : pt_now_raw_fixed();
+		return p->clock_raw ? lat_clock_raw_ns(p) : pt_now_raw_fixed();
 	}
 	return lat_now_ns(p);
+}
+
+/* A spinning hooks-off copy on clock_gettime stamps struct timespec
+ * (lat_run's ts): the call writes the stamp itself, where a conversion to
+ * nanoseconds would take a multiply, an add and a store per iteration
+ * (pt_lat_meas_ns converts them after the run). */
+static inline __attribute__((always_inline)) bool lat_stamps_ts(const struct lat_plain *p,
+								 enum lat_hooks how)
+{
+	return p && how == LAT_OFF && !p->events && p->clock_raw;
+}
+
+/* Iteration i's time for lat_stamp (lat_now), or where the stamp is a
+ * struct timespec, stamped here (and 0: nothing reads the time of an
+ * iteration with the hooks off but the stamp). */
+static inline __attribute__((always_inline)) uint64_t lat_stamp_now(uint64_t i, const struct lat_plain *p,
+								     enum lat_hooks how)
+{
+	if (lat_stamps_ts(p, how)) {
+		p->spin->gettime(CLOCK_MONOTONIC_RAW, (struct timespec *)p->stamps + i);
+		return 0;
+	}
+	return lat_now(p, how);
+}
+
+/* Iteration i posts now: stamp it; in duration mode only the round trips
+ * that end inside the window count. */
+static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, uint64_t i, uint64_t now,
+							    const struct lat_plain *p, enum lat_hooks how)
+{
+	struct pt_lat_meas *m = r->m;
+	bool keep = !r->duration;
+
+	if (p) {   /* m->n, r->i and r->last_progress: lat_sync */
+		if (!lat_stamps_ts(p, how))   /* else lat_stamp_now stored it */
+			p->stamps[i] = now;
+		return;
+	}
+	r->i = i;
+	/* a post follows a completion (or the peer's write): progress enough
+	 * for the stall rule, without a clock read per CQE */
+	r->last_progress = now;
+	if (r->duration) {
+		if (!r->started)
+			pt_lat_start(r, now);
+		keep = now >= r->t_sample && now < r->t_stop;
+		m->iters += keep;
+	}
+	if (m->hist) {
+		if (i && keep)
+			pt_hist_record(m->hist, now - m->t_prev);
+		m->t_prev = now;
+	} else {
+		m->stamps[i] = now;
+	}
+	m->n = i + 1;
 }
 
 /* -e in a plain copy, the steady state inline: the CQ armed since its
@@ -396,6 +421,7 @@ static inline __attribute__((always_inline)) int lat_out(struct lat_run *r, int 
 	if (rc > 0 && pt_interrupted)   /* the bound ended the loop (more) */
 		rc = pt_lat_wait_ended(r, pt_now_ns());
 	r->m->raw = r->raw;   /* on every way out: what was stamped is kept */
+	r->m->ts = r->ts;
 	return rc < 0 ? -1 : pt_lat_end(r);
 }
 

@@ -35,6 +35,7 @@ struct lat_run {
 	bool lazy;                  /* a plain copy runs: i and last_progress follow m->n (lat_sync) */
 	bool raw;                   /* a hooks-off plain copy runs: m->stamps hold pt_now_raw()
 				     * times (m->raw once the loop ends: pt_lat_meas_ns) */
+	bool ts;                    /* with raw: the stamps are struct timespec (m->ts) */
 	uint64_t stamped;           /* a plain copy's stamps counted last (lat_stamped) */
 	/* a spinning plain copy's iterations test no probe: the stop rules'
 	 * looks test the probes' word instead (lat_waiting), and when a tracer
@@ -81,6 +82,10 @@ struct lat_spin {
 	 * failed one brings no CQE, so the wait's next look at the stop rules
 	 * says it (pt_lat_wait_spin), LAT_SPINS_PER_CHECK polls on */
 	int post_rc;
+	/* clock_gettime, for the copies that stamp with it (LAT_PLAIN_RAW):
+	 * called through here, one instruction where a call through the PLT
+	 * is two */
+	int (*gettime)(clockid_t, struct timespec *);
 };
 
 /* A loop's copy for the plain case: a run of known length into the stamps
@@ -152,12 +157,29 @@ bool pt_lat_watch_resume(struct lat_run *r);
  * (r->stamped), steps that double find a 0 (or the end), and halving the
  * last step finds the first. A look at the stop rules, a few iterations
  * on, costs a few loads, not a search of the whole array. */
+static inline bool lat_stamp_set(const struct lat_run *r, uint64_t k)
+{
+	const uint64_t *s = r->m->stamps;
+
+	return r->ts ? (s[2 * k] | s[2 * k + 1]) != 0 : s[k] != 0;
+}
+
+/* A stamp in nanoseconds, as pt_lat_meas_ns gives it. */
+static inline uint64_t lat_stamp_ns(const struct lat_run *r, uint64_t k)
+{
+	const uint64_t *s = r->m->stamps;
+
+	if (r->ts)
+		return s[2 * k] * 1000000000ull + s[2 * k + 1];
+	return r->raw ? pt_raw_to_ns(s[k]) : s[k];
+}
+
 static inline uint64_t lat_stamped(struct lat_run *r)
 {
-	const uint64_t *s = r->m->stamps, end = r->l->opt.iters;
+	const uint64_t end = r->l->opt.iters;
 	uint64_t lo = r->stamped, hi = lo, step = 1;   /* stamps[0..lo) are set */
 
-	while (hi < end && s[hi]) {
+	while (hi < end && lat_stamp_set(r, hi)) {
 		lo = hi + 1;
 		hi = lo + step < end ? lo + step : end;
 		step *= 2;
@@ -166,7 +188,7 @@ static inline uint64_t lat_stamped(struct lat_run *r)
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (s[mid])
+		if (lat_stamp_set(r, mid))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -187,7 +209,7 @@ static inline void lat_sync(struct lat_run *r)
 	k = r->m->n = lat_stamped(r);
 	if (k) {
 		r->i = k - 1;
-		r->last_progress = r->raw ? pt_raw_to_ns(r->m->stamps[k - 1]) : r->m->stamps[k - 1];
+		r->last_progress = lat_stamp_ns(r, k - 1);
 	}
 }
 
@@ -214,10 +236,18 @@ static __attribute__((noinline, cold)) int lat_wc_failed(struct lat_run *r, cons
  * no time here: the next post's stamp is progress. */
 /* The time in nanoseconds: a spinning plain copy reads the clock it is
  * built for, with no test (enum lat_copy, lat_loop.h); else pt_now_ns(). */
+static inline __attribute__((always_inline)) uint64_t lat_clock_raw_ns(const struct lat_plain *p)
+{
+	struct timespec ts;
+
+	p->spin->gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static inline __attribute__((always_inline)) uint64_t lat_now_ns(const struct lat_plain *p)
 {
 	if (p && !p->events)
-		return p->clock_raw ? pt_clock_raw_ns() : pt_now_ns_fixed();
+		return p->clock_raw ? lat_clock_raw_ns(p) : pt_now_ns_fixed();
 	return pt_now_ns();
 }
 

@@ -66,7 +66,8 @@ int pt_lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *
 		}
 		return 0;
 	}
-	m->stamps = calloc(iters, sizeof(uint64_t));
+	/* without the TSC a plain copy's stamp is a struct timespec (m->ts) */
+	m->stamps = calloc(pt_now_raw_fixed_ok() ? iters : 2 * iters, sizeof(uint64_t));
 	if (!m->stamps) {
 		fprintf(stderr, " Couldn't allocate %llu timestamps\n", (unsigned long long)iters);
 		return -1;
@@ -96,9 +97,13 @@ void pt_lat_meas_ns(struct pt_lat_meas *m)
 {
 	if (!m->raw)
 		return;
-	for (uint64_t k = 0; k < m->n; k++)
-		m->stamps[k] = pt_raw_to_ns(m->stamps[k]);
-	m->raw = false;
+	if (m->ts)   /* in place: word k is written once words 2k and 2k + 1 are read */
+		for (uint64_t k = 0; k < m->n; k++)
+			m->stamps[k] = m->stamps[2 * k] * 1000000000ull + m->stamps[2 * k + 1];
+	else
+		for (uint64_t k = 0; k < m->n; k++)
+			m->stamps[k] = pt_raw_to_ns(m->stamps[k]);
+	m->raw = m->ts = false;
 }
 
 int pt_lat_end(struct lat_run *r)

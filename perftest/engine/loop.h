@@ -204,6 +204,10 @@ struct pt_lat_meas {
 	bool interrupted;           /* SIGINT: n (or iters, elapsed_ns) so far */
 	bool raw;                   /* stamps are pt_now_raw() times (a plain copy kept the
 	                             * conversion out of its loop): pt_lat_meas_ns first */
+	bool ts;                    /* with raw: struct timespec, two words a stamp (the
+	                             * copies stamping with clock_gettime, which writes
+	                             * them in place); stamps has room for 2 * -n words
+	                             * whenever the TSC is off */
 };
 /* The stamps in nanoseconds (exactly what pt_now_ns() read then), when
  * they are raw; nothing otherwise. Before anything reads them. */

@@ -37,9 +37,9 @@ static inline __attribute__((always_inline)) int lat_post_iter(struct lat_run *r
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		now = lat_now(p, how);
+		now = lat_stamp_now(i, p, how);
 	}
-	lat_stamp(r, i, now, p);
+	lat_stamp(r, i, now, p, how);
 	return post_one(r, i, now, side, how, watched, h, op, p, t_last);
 }
 

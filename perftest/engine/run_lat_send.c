@@ -105,13 +105,13 @@ static inline __attribute__((always_inline)) int lat_send_rest(struct lat_run *r
 	} else {
 		if (!p && __builtin_expect(l->opt.lat_gap_ns != 0, 0))
 			pt_lat_gap(l->opt.lat_gap_ns);
-		now = lat_now(p, how);
+		now = lat_stamp_now(i, p, how);
 	}
 	/* the receive is reposted at the iteration's stamp, before its send:
 	 * the peer's next message can come only after that */
 	if (recv && lat_repost(r, now, i, how, watched, h, p))
 		return -1;
-	lat_stamp(r, i, now, p);
+	lat_stamp(r, i, now, p, how);
 	return post_one(r, i, now, side, how, watched, h, IBV_WR_SEND, p, NULL);
 }
 

@@ -108,9 +108,10 @@ static void test_lat_raw_stamps(void **state)
 
 /* With the TSC off (PERFTEST_CLOCK=raw, or a CPU without an invariant
  * TSC, as the lab's guests) the spinning plain copies are the ones built
- * for clock_gettime (LAT_PLAIN_RAW): their stamps, raw as every plain
- * copy's, are already nanoseconds, between the reads before and after the
- * run, in order (TSC ticks would not be, on this machine). */
+ * for clock_gettime (LAT_PLAIN_RAW): their stamps are what clock_gettime
+ * wrote, a struct timespec each (m.ts), and pt_lat_meas_ns makes them
+ * nanoseconds between the reads before and after the run, in order (TSC
+ * ticks would not be, on this machine, nor would the words unconverted). */
 static void check_clock_gettime_run(enum ibv_wr_opcode op, bool qpx)
 {
 	struct pt_loop l;
@@ -118,14 +119,20 @@ static void check_clock_gettime_run(enum ibv_wr_opcode op, bool qpx)
 	const uint64_t iters = 100;
 	uint64_t t0, t1;
 	struct fake *f = run_loop(op, iters, qpx, &l, &m, raw_ns, &t0, &t1);
+	struct timespec last = ((const struct timespec *)(void *)m.stamps)[iters - 1];
 
-	assert_true(m.raw);   /* a plain copy's */
+	assert_true(m.raw && m.ts);   /* a plain copy's, with clock_gettime */
+	assert_true(last.tv_nsec >= 0 && last.tv_nsec < 1000000000);
+	pt_lat_meas_ns(&m);
+	assert_false(m.raw || m.ts);
+	assert_int_equal(m.stamps[iters - 1],
+			 (uint64_t)last.tv_sec * 1000000000ull + (uint64_t)last.tv_nsec);
 	for (uint64_t k = 0; k < m.n; k++) {
 		assert_true(m.stamps[k] >= t0 && m.stamps[k] <= t1);
 		if (k)
 			assert_true(m.stamps[k] >= m.stamps[k - 1]);
 	}
-	pt_lat_meas_ns(&m);   /* nothing to convert: the same */
+	pt_lat_meas_ns(&m);   /* twice: nothing more */
 	assert_true(m.stamps[0] >= t0 && m.stamps[iters - 1] <= t1);
 	pt_lat_meas_free(&m);
 	fake_free(f);
