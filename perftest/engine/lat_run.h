@@ -43,6 +43,8 @@ struct lat_run {
 	 * the loop's own end test leaves it for the watched iterations
 	 * (pt_lat_watch_resume) */
 	bool unwatched, probes_rose;
+	uint64_t bound;             /* pt_lat_until as the loop set it: -n, or an address
+				     * (pt_lat_bound_at); what a look may lower */
 	struct lat_spin *spin;      /* a spinning plain copy's, while it runs */
 };
 
@@ -149,6 +151,10 @@ int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
  * which it restored (-n) unless a signal lowered it since. Either way the
  * looks test the probes' word no more. */
 bool pt_lat_watch_resume(struct lat_run *r);
+/* A loop that counts its stamps' address (lat_read_ts): the bound is end,
+ * the address past its last stamp, unless a signal came (0 stays). The
+ * bound is -n again at pt_lat_watch_resume. */
+void pt_lat_bound_at(struct lat_run *r, uint64_t end);
 
 /* The stamps a plain copy has taken: stamps[0..n) are set and the rest
  * still 0 (pt_lat_init callocs -n of them, and no clock reads 0: TSC

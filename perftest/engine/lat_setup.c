@@ -55,7 +55,8 @@ int pt_lat_init(struct lat_run *r, const struct pt_loop *l, struct pt_lat_meas *
 	r->fast_op = lat_fast_op(l);
 	/* stored, then the flag read: a signal before the store is seen here,
 	 * one after it stores 0 (pt_interrupt) */
-	__atomic_store_n(&pt_lat_until, r->duration ? UINT64_MAX : iters, __ATOMIC_RELAXED);
+	r->bound = r->duration ? UINT64_MAX : iters;
+	__atomic_store_n(&pt_lat_until, r->bound, __ATOMIC_RELAXED);
 	if (pt_interrupted)
 		__atomic_store_n(&pt_lat_until, 0, __ATOMIC_RELAXED);
 	if (r->duration || iters > PT_LAT_RAW_MAX) {

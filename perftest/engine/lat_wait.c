@@ -35,7 +35,7 @@ static bool lat_waiting(struct lat_run *r, uint64_t now, const char *what)
 	if (r->unwatched && PT_PROBES_WR_ON()) {
 		/* the loop's next end test leaves its unwatched iterations; a
 		 * signal's 0 stays (the exchange fails) */
-		uint64_t bound = r->l->opt.iters;
+		uint64_t bound = r->bound;
 
 		if (__atomic_compare_exchange_n(&pt_lat_until, &bound, 1, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
@@ -209,12 +209,27 @@ int pt_lat_wait_spin(struct lat_run *r, bool recv, bool hooks, const char *side,
 
 bool pt_lat_watch_resume(struct lat_run *r)
 {
-	uint64_t lowered = 1;
+	uint64_t lowered = 1, bound = r->bound;
 	bool rose = r->probes_rose;
 
 	r->unwatched = r->probes_rose = false;
-	return rose && __atomic_compare_exchange_n(&pt_lat_until, &lowered, r->l->opt.iters, false,
+	r->bound = r->l->opt.iters;
+	if (rose)
+		return __atomic_compare_exchange_n(&pt_lat_until, &lowered, r->bound, false,
 						   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (bound != r->bound)   /* an address (pt_lat_bound_at): -n again */
+		__atomic_compare_exchange_n(&pt_lat_until, &bound, r->bound, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	return false;
+}
+
+void pt_lat_bound_at(struct lat_run *r, uint64_t end)
+{
+	uint64_t bound = r->bound;
+
+	if (__atomic_compare_exchange_n(&pt_lat_until, &bound, end, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		r->bound = end;
 }
 
 /* write_lat: wait until the peer's count (the last byte it wrote into our

@@ -225,6 +225,29 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_write);
 }
 
+/* The unwatched iterations of read_lat's and atomic_lat's hooks-off copy
+ * on clock_gettime, from *at: its stamps (struct timespec, 16 bytes) are
+ * its count, and its bound their end's address (pt_lat_bound_at), so that
+ * one register steps through them and the loop keeps no index apart (one
+ * instruction an iteration). *at the iteration it ended at; rc as
+ * lat_read_as's loop. */
+static inline __attribute__((always_inline)) int lat_read_ts(struct lat_run *r, uint64_t *at,
+							     const struct lat_plain *p,
+							     enum ibv_wr_opcode op)
+{
+	struct timespec *const base = (struct timespec *)p->stamps, *ts = base + *at;
+	int rc = 1;
+
+	pt_lat_bound_at(r, (uint64_t)(uintptr_t)(base + p->iters));
+	do
+		if ((rc = lat_post_iter_as(r, (uint64_t)(ts - base), "client", false, false, true, NULL,
+					   p, op, NULL)) <= 0)
+			break;
+	while ((uint64_t)(uintptr_t)++ts < pt_lat_until);
+	*at = (uint64_t)(ts - base);
+	return rc;
+}
+
 /* read_lat's and atomic_lat's loop: op, the run's verb, is a constant in
  * each plain copy (lat_fast_op); the general copies pass READ and post the
  * run's verb through post.c. form: as lat_write_as. */
@@ -250,11 +273,16 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, false, &h, p, op,
 						    &t_last)) > 0 && more(r, ++i, p)) {
 		if (lat_watch_off(r, p)) {
-			do
-				if ((rc = lat_post_iter_as(r, i, "client", hooks, false, true, &h, p,
-							   op, &t_last)) <= 0)
+			if (lat_stamps_ts(p, hooks ? LAT_HELD : LAT_OFF)) {
+				if ((rc = lat_read_ts(r, &i, p, op)) <= 0)
 					goto out;
-			while (more(r, ++i, p));
+			} else {
+				do
+					if ((rc = lat_post_iter_as(r, i, "client", hooks, false, true,
+								   &h, p, op, &t_last)) <= 0)
+						goto out;
+				while (more(r, ++i, p));
+			}
 			rc = 1;
 			if (!pt_lat_watch_resume(r) || !more(r, i, p))
 				goto out;
