@@ -137,7 +137,7 @@ static inline __attribute__((always_inline)) int lat_write_as(struct lat_run *r,
 				if ((rc = lat_write_iter(r, i, client, hooks, false, true, &h, p,
 							 payload_last, peer_last, side)) <= 0)
 					goto out;
-			while (more(r, ++i, p));
+			while (__builtin_expect(more(r, ++i, p), 1));
 			rc = 1;
 			if (!pt_lat_watch_resume(r) || !more(r, i, p))
 				goto out;
