@@ -245,6 +245,34 @@ static void test_lat_probes_raised(void **state)
 #endif
 }
 
+/* The loops and copies the tests below run each of: read_lat's plain
+ * copy on the new post API and the old one, atomic_lat's (fetch-and-add),
+ * send_lat's and write_lat's. */
+static const struct lat_case {
+	enum ibv_wr_opcode op;
+	bool qpx;
+} lat_cases[] = {
+	{ IBV_WR_RDMA_READ, true }, { IBV_WR_RDMA_READ, false },
+	{ IBV_WR_ATOMIC_FETCH_AND_ADD, true }, { IBV_WR_SEND, true }, { IBV_WR_RDMA_WRITE, true },
+};
+
+/* A fake for case c's loop with its peer (send_lat's answers and its
+ * first receives, write_lat's counts, the server's first write); *run the
+ * loop to run. */
+static struct fake *fake_lat_case(struct pt_loop *l, const struct lat_case *c, uint64_t iters,
+				  int (**run)(const struct pt_loop *, void *))
+{
+	struct fake *f = fake_new_lat(l, c->op, iters, c->qpx);
+
+	*run = c->op == IBV_WR_SEND ? lat_send : c->op == IBV_WR_RDMA_WRITE ? lat_write : lat_read;
+	f->echo = c->op == IBV_WR_SEND;
+	f->echo_write = c->op == IBV_WR_RDMA_WRITE;
+	f->qps[0].recv_buf[f->run.size - 1] = 1;   /* write: the server wrote first */
+	if (c->op == IBV_WR_SEND)
+		assert_int_equal(pt_post_recv(l, 0, 4), 0);
+	return f;
+}
+
 /* A tracer attached in mid-run, on a slow link: a spinning plain copy's
  * iterations test no probe; its stop rules' looks (every
  * LAT_SPINS_PER_CHECK empty polls) do, and lower the loop's bound when one
@@ -253,36 +281,20 @@ static void test_lat_probes_raised(void **state)
  * bound restored). Without a tracer none fires, and the run is the same. */
 static void test_lat_probes_mid_run(void **state)
 {
-	static const struct {
-		enum ibv_wr_opcode op;
-		bool qpx;
-	} runs[] = {
-		{ IBV_WR_RDMA_READ, true }, { IBV_WR_RDMA_READ, false },
-		{ IBV_WR_ATOMIC_FETCH_AND_ADD, true }, { IBV_WR_SEND, true }, { IBV_WR_RDMA_WRITE, true },
-	};
-
 	(void)state;
 #if PT_PROBES
-	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++)
+	for (size_t k = 0; k < sizeof(lat_cases) / sizeof(lat_cases[0]); k++)
 		for (int tracer = 0; tracer < 2; tracer++) {
 			const uint64_t iters = 120, at = 40;
 			struct pt_loop l;
 			struct pt_lat_meas m;
-			enum ibv_wr_opcode op = runs[k].op;
-			struct fake *f = fake_new_lat(&l, op, iters, runs[k].qpx);
-			int (*run)(const struct pt_loop *, void *) = op == IBV_WR_SEND ? lat_send :
-								     op == IBV_WR_RDMA_WRITE ? lat_write :
-								     lat_read;
+			int (*run)(const struct pt_loop *, void *);
+			struct fake *f = fake_lat_case(&l, &lat_cases[k], iters, &run);
 			/* CQEs polled per iteration: send_lat's client takes its
 			 * send's and the peer's message */
-			const uint64_t per = op == IBV_WR_SEND ? 2 : 1;
+			const uint64_t per = lat_cases[k].op == IBV_WR_SEND ? 2 : 1;
 			char err[1024] = "";
 
-			f->echo = op == IBV_WR_SEND;
-			f->echo_write = op == IBV_WR_RDMA_WRITE;
-			f->qps[0].recv_buf[f->run.size - 1] = 1;   /* write: the server wrote first */
-			if (op == IBV_WR_SEND)
-				assert_int_equal(pt_post_recv(&l, 0, 4), 0);
 			f->empty_before = f->empty_left = LAT_SPINS_PER_CHECK + 10;
 			f->probes_after = tracer ? at : 0;
 			pt_probes_fired = 0;
@@ -309,7 +321,6 @@ static void test_lat_probes_mid_run(void **state)
 #endif
 }
 
-/* read_lat: a failed READ names its iteration as the WR number. */
 /* SIGINT in a latency run whose CQEs come at once (a fast link: no wait
  * ever long enough to look at the stop rules): the run still ends at the
  * next iteration, with what it measured and m.interrupted, on every loop
@@ -317,30 +328,14 @@ static void test_lat_probes_mid_run(void **state)
  * general copy for atomics on the new API; send; write). */
 static void test_lat_interrupted(void **state)
 {
-	static const struct {
-		enum ibv_wr_opcode op;
-		bool qpx;
-	} runs[] = {
-		{ IBV_WR_RDMA_READ, true }, { IBV_WR_RDMA_READ, false },
-		{ IBV_WR_ATOMIC_FETCH_AND_ADD, true }, { IBV_WR_SEND, true }, { IBV_WR_RDMA_WRITE, true },
-	};
-
 	(void)state;
-	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+	for (size_t k = 0; k < sizeof(lat_cases) / sizeof(lat_cases[0]); k++) {
 		struct pt_loop l;
 		struct pt_lat_meas m;
-		enum ibv_wr_opcode op = runs[k].op;
-		struct fake *f = fake_new_lat(&l, op, 100000, runs[k].qpx);
-		int (*run)(const struct pt_loop *, void *) = op == IBV_WR_SEND ? lat_send :
-							     op == IBV_WR_RDMA_WRITE ? lat_write :
-							     lat_read;
+		int (*run)(const struct pt_loop *, void *);
+		struct fake *f = fake_lat_case(&l, &lat_cases[k], 100000, &run);
 		char err[1024] = "";
 
-		f->echo = op == IBV_WR_SEND;
-		f->echo_write = op == IBV_WR_RDMA_WRITE;
-		f->qps[0].recv_buf[f->run.size - 1] = 1;   /* write: the server wrote first */
-		if (op == IBV_WR_SEND)
-			assert_int_equal(pt_post_recv(&l, 0, 4), 0);
 		f->interrupt_after = 40;
 		assert_int_equal(with_stderr(err, sizeof(err), run, &l, &m), -1);
 		assert_true(m.interrupted);
@@ -354,6 +349,7 @@ static void test_lat_interrupted(void **state)
 	}
 }
 
+/* read_lat: a failed READ names its iteration as the WR number. */
 static void test_lat_read_error(void **state)
 {
 	struct pt_loop l;
