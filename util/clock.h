@@ -29,12 +29,18 @@
 #define PT_CLOCK_NAME_RAW "CLOCK_MONOTONIC_RAW"
 #define PT_CLOCK_NAME_TSC "tsc->CLOCK_MONOTONIC_RAW"
 
+/* A clock_gettime reading in nanoseconds. */
+static inline uint64_t pt_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
 static inline uint64_t pt_clock_raw_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pt_timespec_ns(&ts);
 }
 
 /* The conversion pt_now_ns() uses: ns = ns0 + (tsc - tsc0) * mult >> SHIFT,

@@ -176,7 +176,7 @@ static inline uint64_t lat_stamp_ns(const struct lat_run *r, uint64_t k)
 	const uint64_t *s = r->m->stamps;
 
 	if (r->ts)
-		return s[2 * k] * 1000000000ull + s[2 * k + 1];
+		return pt_timespec_ns((const struct timespec *)(const void *)s + k);
 	return r->raw ? pt_raw_to_ns(s[k]) : s[k];
 }
 
@@ -247,7 +247,7 @@ static inline __attribute__((always_inline)) uint64_t lat_clock_raw_ns(const str
 	struct timespec ts;
 
 	p->spin->gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pt_timespec_ns(&ts);
 }
 
 static inline __attribute__((always_inline)) uint64_t lat_now_ns(const struct lat_plain *p)

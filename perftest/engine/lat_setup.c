@@ -98,9 +98,9 @@ void pt_lat_meas_ns(struct pt_lat_meas *m)
 {
 	if (!m->raw)
 		return;
-	if (m->ts)   /* in place: word k is written once words 2k and 2k + 1 are read */
+	if (m->ts)   /* in place: word k is written once stamp k (words 2k, 2k + 1) is read */
 		for (uint64_t k = 0; k < m->n; k++)
-			m->stamps[k] = m->stamps[2 * k] * 1000000000ull + m->stamps[2 * k + 1];
+			m->stamps[k] = pt_timespec_ns((const struct timespec *)(const void *)m->stamps + k);
 	else
 		for (uint64_t k = 0; k < m->n; k++)
 			m->stamps[k] = pt_raw_to_ns(m->stamps[k]);
