@@ -16,6 +16,7 @@
 #define PT_CLOCK_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__)
@@ -60,6 +61,18 @@ static inline uint64_t pt_clock_rdtsc(void)
 	/* no lfence: the read may move by the out-of-order window (a few ns),
 	 * well inside the fit's residual, and fencing doubles the cost */
 	return __builtin_ia32_rdtsc();
+}
+
+/* pt_clock_rdtsc() stored at *to as the instruction gives it, two 32-bit
+ * halves: two stores, where joining them first takes a shift and an or.
+ * x86 is little-endian: *to then holds the same 64-bit count. */
+static inline void pt_clock_rdtsc_to(uint64_t *to)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	memcpy(to, &lo, sizeof(lo));
+	memcpy((char *)to + sizeof(lo), &hi, sizeof(hi));
 }
 
 static inline uint64_t pt_clock_tsc_to_ns(const struct pt_clock_line *l, uint64_t tsc)

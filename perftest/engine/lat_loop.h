@@ -131,6 +131,14 @@ static inline __attribute__((always_inline)) bool lat_stamps_ts(const struct lat
 	return p && how == LAT_OFF && !p->events && p->clock_raw;
 }
 
+/* A copy whose clock read writes its stamp itself: lat_stamps_ts, or on
+ * the TSC its two halves (pt_clock_rdtsc_to). */
+static inline __attribute__((always_inline)) bool lat_stamps_direct(const struct lat_plain *p,
+								     enum lat_hooks how)
+{
+	return p && how == LAT_OFF && !p->events && (p->clock_raw || PT_CLOCK_HAVE_TSC);
+}
+
 /* Iteration i's time for lat_stamp (lat_now), or where the stamp is a
  * struct timespec, stamped here (and 0: nothing reads the time of an
  * iteration with the hooks off but the stamp). */
@@ -141,6 +149,12 @@ static inline __attribute__((always_inline)) uint64_t lat_stamp_now(uint64_t i, 
 		p->spin->gettime(CLOCK_MONOTONIC_RAW, (struct timespec *)p->stamps + i);
 		return 0;
 	}
+#if PT_CLOCK_HAVE_TSC
+	if (lat_stamps_direct(p, how)) {
+		pt_clock_rdtsc_to(&p->stamps[i]);
+		return 0;
+	}
+#endif
 	return lat_now(p, how);
 }
 
@@ -153,7 +167,7 @@ static inline __attribute__((always_inline)) void lat_stamp(struct lat_run *r, u
 	bool keep = !r->duration;
 
 	if (p) {   /* m->n, r->i and r->last_progress: lat_sync */
-		if (!lat_stamps_ts(p, how))   /* else lat_stamp_now stored it */
+		if (!lat_stamps_direct(p, how))   /* else lat_stamp_now stored it */
 			p->stamps[i] = now;
 		return;
 	}

@@ -151,8 +151,8 @@ int pt_lat_wait_byte(struct lat_run *r, uint8_t want);
  * which it restored (-n) unless a signal lowered it since. Either way the
  * looks test the probes' word no more. */
 bool pt_lat_watch_resume(struct lat_run *r);
-/* A loop that counts its stamps' address (lat_read_ts): the bound is end,
- * the address past its last stamp, unless a signal came (0 stays). The
+/* A loop that counts its stamps' address (lat_read_pairs): the bound is
+ * end, an address in its stamps, unless a signal came (0 stays). The
  * bound is -n again at pt_lat_watch_resume. */
 void pt_lat_bound_at(struct lat_run *r, uint64_t end);
 

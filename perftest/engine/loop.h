@@ -28,8 +28,9 @@ extern volatile sig_atomic_t pt_interrupted;
  * may store it), that the loops read plainly: one compare with memory. A
  * loop's iteration calls the provider through pointers, so the compiler
  * reads it again each time, as the probes' semaphores (probes.h). A
- * loop may count in other units (read_lat's copy on clock_gettime counts
- * its stamps' address: lat_read_ts): a signal's 0 ends any of them. */
+ * loop may count in other units (read_lat's and atomic_lat's hooks-off
+ * copies count their stamps' address, two iterations a test:
+ * lat_read_pairs): a signal's 0 ends any of them, those at the next pair. */
 extern uint64_t pt_lat_until;
 /* The signal handler's whole work (async-signal-safe). */
 void pt_interrupt(int sig);

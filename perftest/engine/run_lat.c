@@ -225,27 +225,45 @@ int pt_run_lat_write(const struct pt_loop *l, struct pt_lat_meas *m)
 	return lat_run(l, m, lat_write);
 }
 
-/* The unwatched iterations of read_lat's and atomic_lat's hooks-off copy
- * on clock_gettime, from *at: its stamps (struct timespec, 16 bytes) are
- * its count, and its bound their end's address (pt_lat_bound_at), so that
- * one register steps through them and the loop keeps no index apart (one
- * instruction an iteration). *at the iteration it ended at; rc as
- * lat_read_as's loop. */
-static inline __attribute__((always_inline)) int lat_read_ts(struct lat_run *r, uint64_t *at,
-							     const struct lat_plain *p,
-							     enum ibv_wr_opcode op)
+/* The unwatched iterations of read_lat's and atomic_lat's hooks-off copy,
+ * from *at, two a bound test: the loop's step, test and branch cost 1.5
+ * instructions an iteration, where one a test costs 3. A signal or a look
+ * then ends the loop after at most one iteration more. Its counter is the
+ * pair's first stamp's address, its bound the last stamp's
+ * (pt_lat_bound_at): one register steps through the stamps and the loop
+ * keeps no index apart. ts: the stamps are struct timespec
+ * (lat_stamps_ts), else 64-bit (of t and u, only the copy's is kept). An
+ * odd count runs one alone first. *at the iteration it ended at; rc as
+ * lat_read_as's loop (at an error the run ends, its count its stamps':
+ * lat_sync). */
+static inline __attribute__((always_inline)) int lat_read_pairs(struct lat_run *r, uint64_t *at,
+								const struct lat_plain *p,
+								enum ibv_wr_opcode op, bool ts)
 {
-	struct timespec *const base = (struct timespec *)p->stamps, *ts = base + *at;
-	int rc = 1;
+	struct timespec *const tbase = (struct timespec *)p->stamps, *t = tbase + *at;
+	uint64_t *const ubase = p->stamps, *u = ubase + *at;
+	int rc;
 
-	pt_lat_bound_at(r, (uint64_t)(uintptr_t)(base + p->iters));
-	do
-		if ((rc = lat_post_iter_as(r, (uint64_t)(ts - base), "client", false, false, true, NULL,
-					   p, op, NULL)) <= 0)
-			break;
-	while ((uint64_t)(uintptr_t)++ts < pt_lat_until);
-	*at = (uint64_t)(ts - base);
-	return rc;
+	pt_lat_bound_at(r, ts ? (uint64_t)(uintptr_t)(tbase + p->iters - 1) :
+				(uint64_t)(uintptr_t)(ubase + p->iters - 1));
+	if ((p->iters - *at) & 1) {   /* the caller saw one due */
+		if ((rc = lat_post_iter_as(r, *at, "client", false, false, true, NULL, p, op,
+					   NULL)) <= 0)
+			return rc;
+		t++;
+		u++;
+	}
+	while ((ts ? (uint64_t)(uintptr_t)t : (uint64_t)(uintptr_t)u) < pt_lat_until) {
+		if ((rc = lat_post_iter_as(r, (uint64_t)(ts ? t - tbase : u - ubase), "client",
+					   false, false, true, NULL, p, op, NULL)) <= 0 ||
+		    (rc = lat_post_iter_as(r, (uint64_t)(ts ? t + 1 - tbase : u + 1 - ubase),
+					   "client", false, false, true, NULL, p, op, NULL)) <= 0)
+			return rc;
+		t += 2;
+		u += 2;
+	}
+	*at = (uint64_t)(ts ? t - tbase : u - ubase);
+	return 1;
 }
 
 /* read_lat's and atomic_lat's loop: op, the run's verb, is a constant in
@@ -273,8 +291,8 @@ static inline __attribute__((always_inline)) int lat_read_as(struct lat_run *r, 
 	if (more(r, 0, p) && (rc = lat_post_iter_as(r, 0, "client", hooks, true, false, &h, p, op,
 						    &t_last)) > 0 && more(r, ++i, p)) {
 		if (lat_watch_off(r, p)) {
-			if (lat_stamps_ts(p, hooks ? LAT_HELD : LAT_OFF)) {
-				if ((rc = lat_read_ts(r, &i, p, op)) <= 0)
+			if (!hooks) {
+				if ((rc = lat_read_pairs(r, &i, p, op, lat_stamps_ts(p, LAT_OFF))) <= 0)
 					goto out;
 			} else {
 				do

@@ -55,36 +55,46 @@ general:
 	return pt_lat_repost(r->l, &r->wrs, r->duration);
 }
 
+/* send_lat's receive CQE wc, polled at *t, told (how) and checked: 0, or
+ * -1 on error. */
+static inline __attribute__((always_inline)) int recv_told(struct lat_run *r, enum lat_hooks how,
+							   bool watched, const struct ibv_wc *wc,
+							   uint64_t *hw_ns, const uint64_t *t,
+							   const struct lat_plain *p)
+{
+	const struct pt_loop *l = r->l;
+
+	if (how == LAT_EVENTS)
+		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, wc, true, *t, pt_hw_ns(l->res, hw_ns, 0));
+	if (watched)
+		PT_PROBE_COMPLETE_RECV(0, wc->qp_num, pt_wrid_index(wc->wr_id), wc->wr_id, wc->status,
+				       how != LAT_OFF ? *t : pt_now_ns());
+	if (!p && __builtin_expect(l->opt.imm, 0) && pt_check_imm(l, wc))
+		return -1;
+	return 0;
+}
+
 /* send_lat: wait for the peer's message (iteration i's) and record it: 1,
  * or 2 when held and it went through the hooks instead (not the receive
  * the slots expect: the slots are given back, the rest of the iteration
- * tells the hooks); 0 at the end of the run, -1 on error. */
+ * tells the hooks); 0 at the end of the run, -1 on error. Each way out
+ * returns its own constant, so that the caller's test of it folds away. */
 static inline __attribute__((always_inline)) int recv_one(struct lat_run *r, uint64_t i,
 							  const char *side, enum lat_hooks how, bool watched,
 							  struct pt_hook_pairs *h, uint64_t *t,
 							  const struct lat_plain *p)
 {
-	const struct pt_loop *l = r->l;
 	struct ibv_wc wc;
 	uint64_t hw_ns;
 	int rc = wait_cq(r, true, how, watched, side, &wc, &hw_ns, t, p);
 
 	if (rc <= 0)
 		return rc;
-	if (how == LAT_HELD) {
-		if (!pt_hook_pairs_recv(h, wc.wr_id, wc.byte_len, *t)) {
-			pt_hook_pairs_give(h, i, true, l->res->qps[0].recv_posted, false);
-			rc = 2;
-		}
+	if (how == LAT_HELD && __builtin_expect(!pt_hook_pairs_recv(h, wc.wr_id, wc.byte_len, *t), 0)) {
+		pt_hook_pairs_give(h, i, true, r->l->res->qps[0].recv_posted, false);
+		return recv_told(r, LAT_EVENTS, watched, &wc, &hw_ns, t, p) < 0 ? -1 : 2;
 	}
-	if (how == LAT_EVENTS || (how == LAT_HELD && rc == 2))   /* 2 is held's only */
-		pt_hook_pair_wc(0, PT_PLUGIN_SEQ_UNKNOWN, &wc, true, *t, pt_hw_ns(l->res, &hw_ns, 0));
-	if (watched)
-		PT_PROBE_COMPLETE_RECV(0, wc.qp_num, pt_wrid_index(wc.wr_id), wc.wr_id, wc.status,
-				       how != LAT_OFF ? *t : pt_now_ns());
-	if (!p && __builtin_expect(l->opt.imm, 0) && pt_check_imm(l, &wc))
-		return -1;
-	return rc;
+	return recv_told(r, how, watched, &wc, &hw_ns, t, p) < 0 ? -1 : 1;
 }
 
 /* send_lat's iteration i past its receive (recv: there was one, polled at

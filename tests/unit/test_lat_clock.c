@@ -60,12 +60,12 @@ static uint64_t raw_ns(void)
 	return pt_clock_raw_ns();
 }
 
-static void check_raw_run(enum ibv_wr_opcode op, bool qpx)
+static void check_raw_run(enum ibv_wr_opcode op, bool qpx, uint64_t iters)
 {
 	struct pt_loop l;
 	struct pt_lat_meas m;
 	uint64_t t0, t1, raw0;
-	struct fake *f = run_loop(op, 200, qpx, &l, &m, now_ns, &t0, &t1);
+	struct fake *f = run_loop(op, iters, qpx, &l, &m, now_ns, &t0, &t1);
 
 	assert_true(m.raw);
 	raw0 = m.stamps[0];
@@ -101,8 +101,11 @@ static void test_lat_raw_stamps(void **state)
 	if (!pt_clock_tsc_invariant("/proc/cpuinfo") ||
 	    pt_clock_setup(PT_CLOCK_TSC, "/proc/cpuinfo", NULL) != 0)
 		skip();
-	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
-		check_raw_run(ops[k], true);
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		check_raw_run(ops[k], true, 200);
+		check_raw_run(ops[k], true, 201);   /* read's and atomic's pairs and one alone */
+	}
+	check_raw_run(IBV_WR_RDMA_READ, false, 201);   /* the old post API's copy */
 	pt_clock_reset();
 }
 

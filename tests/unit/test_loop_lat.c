@@ -23,6 +23,8 @@
 #include "perftest/report/results.h"
 #include "plugin/hooks/hooks.h"
 #include "plugin/hooks/probes.h"
+#include "util/clock.h"
+#include "util/tsc.h"
 #include "fake_verbs.h"
 
 static int lat_read(const struct pt_loop *l, void *m) { return pt_run_lat_read(l, m); }
@@ -160,11 +162,11 @@ static int lat_write(const struct pt_loop *l, void *m) { return pt_run_lat_write
  * WR checked by the fake (opcode, length, lkey, target, flags), one post
  * call per iteration. post_fail: post calls from this one fail; the run
  * then ends with -1 and says so, its earlier iterations kept. */
-static void check_lat_run(enum ibv_wr_opcode op, bool qpx, bool inl, uint64_t post_fail)
+static void check_lat_run_n(enum ibv_wr_opcode op, bool qpx, bool inl, uint64_t iters,
+			    uint64_t post_fail)
 {
 	struct pt_loop l;
 	struct pt_lat_meas m;
-	const uint64_t iters = 120;
 	struct fake *f = fake_new_lat(&l, op, iters, qpx);
 	int (*run)(const struct pt_loop *, void *) = op == IBV_WR_SEND ? lat_send :
 						     op == IBV_WR_RDMA_WRITE ? lat_write : lat_read;
@@ -196,6 +198,42 @@ static void check_lat_run(enum ibv_wr_opcode op, bool qpx, bool inl, uint64_t po
 	}
 	pt_lat_meas_free(&m);
 	fake_free(f);
+}
+
+static void check_lat_run(enum ibv_wr_opcode op, bool qpx, bool inl, uint64_t post_fail)
+{
+	check_lat_run_n(op, qpx, inl, 120, post_fail);
+}
+
+/* read_lat's and atomic_lat's spinning copies run two iterations a bound
+ * test (lat_read_pairs), an odd count's first alone; on both clocks (the
+ * TSC where the CPU has an invariant one): every count runs all of -n,
+ * and a post that fails in the one alone, in a pair's first or in its
+ * second ends the run there, its earlier iterations kept. */
+static void test_lat_read_pairs(void **state)
+{
+	static const uint64_t fails[] = { 0, 2, 3, 9, 10, 121 };
+
+	(void)state;
+	for (int tsc = 0; tsc < 2; tsc++) {
+		if (tsc && (!pt_clock_tsc_invariant("/proc/cpuinfo") ||
+			    pt_clock_setup(PT_CLOCK_TSC, "/proc/cpuinfo", NULL) != 0)) {
+			print_message("no invariant TSC here: the clock_gettime copies only\n");
+			break;
+		}
+		for (uint64_t iters = 1; iters <= 5; iters++)
+			check_lat_run_n(IBV_WR_RDMA_READ, true, false, iters, 0);
+		for (size_t k = 0; k < sizeof(fails) / sizeof(fails[0]); k++)
+			for (uint64_t iters = 120; iters <= 121; iters++) {
+				uint64_t fail = fails[k] > iters ? 0 : fails[k];
+
+				check_lat_run_n(IBV_WR_RDMA_READ, true, false, iters, fail);
+				check_lat_run_n(IBV_WR_RDMA_READ, false, false, iters, fail);
+				check_lat_run_n(IBV_WR_ATOMIC_FETCH_AND_ADD, true, false, iters, fail);
+			}
+		assert_int_equal(pt_now_raw_fixed_ok(), tsc == 1);
+		pt_clock_reset();
+	}
 }
 
 /* The latency loops' posts on both APIs: the new API's verbs are built
@@ -283,16 +321,21 @@ static void test_lat_probes_mid_run(void **state)
 {
 	(void)state;
 #if PT_PROBES
-	for (size_t k = 0; k < sizeof(lat_cases) / sizeof(lat_cases[0]); k++)
+	for (size_t k = 0; k < sizeof(lat_cases) / sizeof(lat_cases[0]) * 4; k++)
 		for (int tracer = 0; tracer < 2; tracer++) {
-			const uint64_t iters = 120, at = 40;
+			const struct lat_case *c = &lat_cases[k / 4];
+			const uint64_t iters = 120 + k % 2, at = 40 + k / 2 % 2;
 			struct pt_loop l;
 			struct pt_lat_meas m;
 			int (*run)(const struct pt_loop *, void *);
-			struct fake *f = fake_lat_case(&l, &lat_cases[k], iters, &run);
+			struct fake *f = fake_lat_case(&l, c, iters, &run);
 			/* CQEs polled per iteration: send_lat's client takes its
 			 * send's and the peer's message */
-			const uint64_t per = lat_cases[k].op == IBV_WR_SEND ? 2 : 1;
+			const uint64_t per = c->op == IBV_WR_SEND ? 2 : 1;
+			/* read's and atomic's loops test their bound after a
+			 * pair (lat_read_pairs): the pairs' first iterations
+			 * have -n's parity */
+			const bool pairs = c->op != IBV_WR_SEND && c->op != IBV_WR_RDMA_WRITE;
 			char err[1024] = "";
 
 			f->empty_before = f->empty_left = LAT_SPINS_PER_CHECK + 10;
@@ -305,10 +348,13 @@ static void test_lat_probes_mid_run(void **state)
 			if (!tracer) {
 				assert_int_equal(pt_probes_fired, 0);
 			} else {
-				/* raised in iteration at / per - 1's CQE; the next
-				 * wait looks (more than LAT_SPINS_PER_CHECK empty
-				 * polls), so the iteration after it is watched */
-				uint64_t from = at / per + 1;
+				/* raised in the poll that takes CQE at, iteration
+				 * (at - 1) / per's; the next iteration's wait looks
+				 * (more than LAT_SPINS_PER_CHECK empty polls), so
+				 * the iteration after it is watched, or the one
+				 * after that where the look fell in a pair's first */
+				uint64_t look = (at - 1) / per + 1;
+				uint64_t from = look + 1 + (pairs && look % 2 == iters % 2);
 
 				assert_int_equal(pt_probes_fired, iters - from);
 			}
@@ -509,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_lat_post_apis),
 		cmocka_unit_test(test_lat_probes_raised),
 		cmocka_unit_test(test_lat_probes_mid_run),
+		cmocka_unit_test(test_lat_read_pairs),
 		cmocka_unit_test(test_lat_read_slow_paths),
 	};
 
