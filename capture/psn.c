@@ -91,7 +91,7 @@ static uint32_t span_of(const struct cap_psn *t, const struct roce_pkt *k)
 
 uint64_t cap_psn_missing(const struct cap_psn_flow *f)
 {
-	uint64_t span = f->started ? (uint32_t)roce_psn_diff(f->next_psn, f->start_psn) : 0;
+	uint64_t span = f->started ? roce_psn_dist(f->next_psn, f->start_psn) : 0;
 
 	return f->missing_before + (span > f->covered ? span - f->covered : 0);
 }
@@ -134,7 +134,7 @@ void cap_psn_packet(struct cap_psn *t, const struct roce_pkt *k)
 	} else {
 		f->late++;
 		/* the span runs from the lowest PSN seen, as rdmawire's does */
-		if (roce_psn_diff(k->psn, f->start_psn) < 0)
+		if (!roce_psn_in(k->psn, f->start_psn, f->next_psn))
 			f->start_psn = k->psn;
 		for (uint32_t i = 0; i < (span ? span : 1); i++)
 			mark(f, roce_psn_add(k->psn, (int32_t)i), true);

@@ -99,6 +99,19 @@ static inline int32_t roce_psn_diff(uint32_t a, uint32_t b)
 	return (int32_t)((a - b) << 8) >> 8;
 }
 
+/* The PSNs from b forward to a (0 .. 2^24-1): a span's length, where a
+ * signed distance would turn negative past 2^23. */
+static inline uint32_t roce_psn_dist(uint32_t a, uint32_t b)
+{
+	return (a - b) & ROCE_PSN_MASK;
+}
+
+/* Whether psn lies in the span from start forward to end (end excluded). */
+static inline bool roce_psn_in(uint32_t psn, uint32_t start, uint32_t end)
+{
+	return roce_psn_dist(psn, start) < roce_psn_dist(end, start);
+}
+
 static inline uint32_t roce_psn_add(uint32_t a, int32_t n)
 {
 	return (a + (uint32_t)n) & ROCE_PSN_MASK;

@@ -178,11 +178,11 @@ static int request_figures(struct roce_capture *c, struct roce_flow *f)
 		}
 		if (!r->retransmit && roce_op_first(r->opcode))
 			f->messages++;
-		if (roce_psn_diff(end, f->next_psn) > 0)
+		if (d >= 0)   /* at or past the next expected: it moves on (as capture/psn.c) */
 			f->next_psn = end;
 	}
-	if ((uint64_t)(uint32_t)roce_psn_diff(f->next_psn, f->start_psn) > covered)
-		f->missing = (uint32_t)roce_psn_diff(f->next_psn, f->start_psn) - covered;
+	if (roce_psn_dist(f->next_psn, f->start_psn) > covered)
+		f->missing = roce_psn_dist(f->next_psn, f->start_psn) - (uint32_t)covered;
 	return 0;
 }
 
@@ -205,12 +205,35 @@ static void response_figures(struct roce_flow *f)
 	}
 }
 
+/* A request flow's lowest PSN, as rdmacap's live accounting finds it
+ * (capture/psn.c): in time order, a PSN behind the next expected one and
+ * outside the span so far (below its lowest PSN) is the new lowest; one
+ * ahead only moves the next expected one, however far (a jump past 2^23
+ * PSNs is still ahead of where the flow had come to, not behind its first
+ * packet). Every PSN of the flow then lies from it forward
+ * (roce_psn_dist). */
+static uint32_t request_start(const struct roce_capture *c, const struct roce_flow *f)
+{
+	uint32_t start = f->p[0].psn, next = start;
+
+	for (size_t k = 0; k < f->n; k++) {
+		const struct roce_rec *r = &f->p[k];
+		uint32_t end = roce_psn_add(r->psn, (int32_t)roce_psns_of(c, r));
+
+		if (roce_psn_diff(r->psn, next) >= 0)
+			next = end;
+		else if (!roce_psn_in(r->psn, start, next))
+			start = r->psn;
+	}
+	return start;
+}
+
 static const struct roce_flow *sort_flow;
 
 static int by_psn_cmp(const void *a, const void *b)
 {
 	const struct roce_rec *x = &sort_flow->p[*(const uint32_t *)a], *y = &sort_flow->p[*(const uint32_t *)b];
-	int32_t dx = roce_psn_diff(x->psn, sort_flow->start_psn), dy = roce_psn_diff(y->psn, sort_flow->start_psn);
+	uint32_t dx = roce_psn_dist(x->psn, sort_flow->start_psn), dy = roce_psn_dist(y->psn, sort_flow->start_psn);
 
 	if (dx != dy)
 		return dx < dy ? -1 : 1;
@@ -220,7 +243,7 @@ static int by_psn_cmp(const void *a, const void *b)
 
 size_t roce_flow_find_psn(const struct roce_flow *f, uint32_t psn, size_t *first)
 {
-	int32_t want = roce_psn_diff(psn, f->start_psn);
+	uint32_t want = roce_psn_dist(psn, f->start_psn);
 	size_t lo = 0, hi = f->n, n = 0;
 
 	if (!f->by_psn)
@@ -228,7 +251,7 @@ size_t roce_flow_find_psn(const struct roce_flow *f, uint32_t psn, size_t *first
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (roce_psn_diff(f->p[f->by_psn[mid]].psn, f->start_psn) < want)
+		if (roce_psn_dist(f->p[f->by_psn[mid]].psn, f->start_psn) < want)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -285,11 +308,7 @@ int roce_capture_finish(struct roce_capture *c)
 			response_figures(f);
 			continue;
 		}
-		/* the lowest PSN: the one furthest behind the first packet's */
-		f->start_psn = f->p[0].psn;
-		for (size_t k = 1; k < f->n; k++)
-			if (roce_psn_diff(f->p[k].psn, f->start_psn) < 0)
-				f->start_psn = f->p[k].psn;
+		f->start_psn = request_start(c, f);
 		f->by_psn = malloc(f->n * sizeof(*f->by_psn));
 		if (!f->by_psn)
 			return -1;

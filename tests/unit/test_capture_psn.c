@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmacap --roce's live PSN accounting (capture/psn.h): in order, wrap,
- * go-back-N after a loss, loss never repaired, READ spans with and without
+ * go-back-N after a loss, loss never repaired, a jump past 2^23, READ spans with and without
  * a known path MTU, the window's edge, flows apart, the table's bound, and
  * whole frames through the decoder. */
 #include <stdarg.h>
@@ -109,6 +109,29 @@ static void test_late_below_first(void **state)
 }
 
 /* A READ request takes a PSN per response packet: 4 KiB at MTU 1024 is 4 */
+/* PSNs that jump ahead by more than 2^23 in all: the span runs forward
+ * from the first, and the PSNs jumped are missing (not the 32-bit wrap
+ * of a negative 24-bit distance); a retransmission and a late PSN inside
+ * the span leave its start, though each lies more than 2^23 past it. As
+ * rdmawire counts them (test_roce.c's test_far_jump). */
+static void test_far_jump(void **state)
+{
+	static const uint32_t psns[] = { 88, 2294514, 2294515, 9013641, 9013641, 9013640 };
+	struct cap_psn t;
+
+	(void)state;
+	assert_int_equal(cap_psn_init(&t, 4), 0);
+	for (size_t i = 0; i < sizeof(psns) / sizeof(psns[0]); i++)
+		feed(&t, SEND_ONLY, 0x17, psns[i]);
+	assert_int_equal(t.flows[0].gaps, 2);
+	assert_int_equal(t.flows[0].gap_psns, 9013550);
+	assert_int_equal(t.flows[0].retransmits, 1);
+	assert_int_equal(t.flows[0].late, 1);
+	assert_int_equal(t.flows[0].start_psn, 88);
+	assert_int_equal(cap_psn_missing(&t.flows[0]), 9013549);
+	cap_psn_free(&t);
+}
+
 static void test_read_span(void **state)
 {
 	struct cap_psn t;
@@ -256,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_go_back_n),
 		cmocka_unit_test(test_loss_stays_missing),
 		cmocka_unit_test(test_late_below_first),
+		cmocka_unit_test(test_far_jump),
 		cmocka_unit_test(test_read_span),
 		cmocka_unit_test(test_read_unknown_mtu),
 		cmocka_unit_test(test_window_edge),

@@ -161,6 +161,10 @@ static void test_psn_arith(void **state)
 	assert_int_equal(roce_psn_diff(0x000002, 0xfffffe), 4);
 	assert_int_equal(roce_psn_diff(0xfffffe, 0x000002), -4);
 	assert_int_equal(roce_psn_add(0xffffff, 2), 1);
+	assert_int_equal(roce_psn_dist(0x000002, 0xfffffe), 4);
+	assert_int_equal(roce_psn_dist(9013641, 88), 9013553);   /* past 2^23: diff turns negative */
+	assert_int_equal(roce_psn_diff(9013641, 88), 9013553 - 0x1000000);
+	assert_int_equal(roce_psn_dist(88, 9013641), 0x1000000 - 9013553);
 	assert_int_equal(roce_wr_packets(65536, 4096), 16);
 	assert_int_equal(roce_wr_packets(65537, 4096), 17);
 	assert_int_equal(roce_wr_packets(0, 4096), 1);
@@ -481,6 +485,47 @@ static void test_reframed(void **state)
 	roce_capture_free(&c);
 }
 
+/* A flow whose PSNs jump ahead by more than 2^23 in all (the fuzzer's
+ * cases): each jump is ahead of where the flow had come to, so the span
+ * runs from the first PSN forward and the PSNs jumped are missing, as
+ * rdmacap's live accounting counts them (test_capture_psn.c's
+ * test_far_jump); a retransmission and a late PSN inside that span do not
+ * move its start, though each lies more than 2^23 past it. The PSN index
+ * runs forward from the start. */
+static void test_far_jump(void **state)
+{
+	static const uint32_t psns[] = { 88, 2294514, 2294515, 9013641, 9013641, 9013640 };
+	static const uint32_t by_psn[] = { 88, 2294514, 2294515, 9013640, 9013641, 9013641 };
+	struct roce_capture c = { .path = "mem" };
+	const struct roce_flow *q;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(psns) / sizeof(psns[0]); i++) {
+		struct frame f = roce4(2, 1, 0x04, 0x11, psns[i], NULL, 64, false);
+		struct roce_pkt k;
+
+		assert_int_equal(roce_decode(ROCE_LINK_ETHERNET, f.b, f.n, (uint32_t)f.n, &k), ROCE_OK);
+		assert_int_equal(roce_capture_add(&c, &k, T0 + i, (uint32_t)i + 1), 0);
+	}
+	assert_int_equal(roce_capture_finish(&c), 0);
+	q = &c.flows[0];
+	assert_int_equal(q->start_psn, 88);
+	assert_int_equal(q->next_psn, 9013642);
+	assert_int_equal(q->gaps, 2);
+	assert_int_equal(q->gap_psns, 9013550);
+	assert_int_equal(q->late, 1);
+	assert_int_equal(q->retransmits, 1);
+	assert_int_equal(q->missing, 9013549);   /* 9013554 PSNs in the span, 5 seen */
+	for (size_t i = 0; i < sizeof(by_psn) / sizeof(by_psn[0]); i++) {
+		size_t at;
+
+		assert_int_equal(q->p[q->by_psn[i]].psn, by_psn[i]);   /* forward from 88 */
+		assert_int_equal(roce_flow_find_psn(q, by_psn[i], &at), by_psn[i] == 9013641 ? 2 : 1);
+		assert_int_equal(at, by_psn[i] == 9013641 ? 4 : i);
+	}
+	roce_capture_free(&c);
+}
+
 /* The plotting shared with wrtrace plot: units that fit, a legend entry
  * only for a drawn series, a title from the run. */
 static void test_plot_helpers(void **state)
@@ -525,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_recv),
 		cmocka_unit_test(test_reframed),
+		cmocka_unit_test(test_far_jump),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_plot_helpers),
 	};
